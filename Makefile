@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Drives the project: install the toolchain, lay our files over Debian's
+# linux-source-6.12, build the kernel, boot it under virtme-ng, run tests.
+# This file is never copied into the kernel tree.
+
+SHELL := /bin/bash
+KHARNESS := PYTHONPATH=$(CURDIR)/harness python3 -m kharness
+TIMEOUT ?= 600
+
+.PHONY: help deps tree config build vm run test test-host test-kunit \
+	test-kselftest test-harness clean clean-cache
+
+help:
+	@echo "make run         build, boot, show build IDs of a process via PROCMAP_QUERY"
+	@echo "make test        build and run every test; ends with 'N passed, N failed'"
+	@echo "make deps        install the toolchain (idempotent)"
+	@echo "make tree        extract the kernel source and apply the overlay"
+	@echo "make config      generate and check the kernel .config"
+	@echo "make build       build the kernel (incremental)"
+	@echo "make vm CMD=...  boot the kernel and run CMD as root; exits with CMD's status"
+	@echo "make test-host | test-kunit | test-kselftest | test-harness   one test stage"
+	@echo "make clean       remove host build output (target/)"
+	@echo "make clean-cache remove the kernel source and build cache"
+
+deps:
+	@harness/install-deps.sh
+
+tree: deps
+	@$(KHARNESS) tree
+
+config: deps
+	@$(KHARNESS) config
+
+build: deps
+	@$(KHARNESS) build
+
+vm: deps
+	@$(KHARNESS) vm --timeout $(TIMEOUT) -- $(CMD)
+
+run: deps
+	@$(KHARNESS) run
+
+test: deps
+	@$(KHARNESS) test
+
+test-host: deps
+	@$(KHARNESS) test host
+
+test-kunit: deps
+	@$(KHARNESS) test build kunit
+
+test-kselftest: deps
+	@$(KHARNESS) test build kselftest
+
+test-harness: deps
+	@$(KHARNESS) test build harness
+
+clean:
+	rm -rf target
+
+clean-cache:
+	rm -rf $${BUILDID_CACHE:-$$HOME/.cache/rust-buildid}/{src,tree,build,runs}

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Command line of the harness; the root Makefile calls these commands."""
+
+import argparse
+import sys
+
+from .common import HarnessError
+
+
+def cmd_tree(_args):
+    from .kbuild import Kernel
+    Kernel().prepare_tree()
+    return 0
+
+
+def cmd_config(_args):
+    from .kbuild import Kernel
+    k = Kernel()
+    k.prepare_tree()
+    k.configure()
+    print(k.build)
+    return 0
+
+
+def cmd_build(_args):
+    from .kbuild import build_kernel
+    build_kernel()
+    return 0
+
+
+def cmd_builddir(_args):
+    from .kbuild import Kernel
+    print(Kernel().build)
+    return 0
+
+
+def cmd_vm(args):
+    from .vm import run_vm
+    cmd = args.command
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise HarnessError("vm: no command given")
+    return run_vm(" ".join(cmd) if len(cmd) > 1 else cmd[0], timeout=args.timeout,
+                  memory=args.memory, append=args.append, check_log=not args.no_log_check)
+
+
+def cmd_test(args):
+    from .testrun import run_tests
+    return run_tests(args.stages)
+
+
+def cmd_run(_args):
+    from .testrun import run_demo
+    return run_demo()
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="kharness", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("tree", help="extract the source and lay the overlay on it")
+    sub.add_parser("config", help="generate and check the kernel .config")
+    sub.add_parser("build", help="build the kernel incrementally")
+    sub.add_parser("builddir", help="print the build directory")
+    v = sub.add_parser("vm", help="boot the built kernel and run a command as root")
+    v.add_argument("--timeout", type=int, default=600, help="seconds (default 600)")
+    v.add_argument("--memory", default="2G")
+    v.add_argument("--append", action="append", default=[],
+                   help="extra kernel command line parameter")
+    v.add_argument("--no-log-check", action="store_true",
+                   help="do not fail on kernel warnings in the log")
+    v.add_argument("command", nargs=argparse.REMAINDER)
+    t = sub.add_parser("test", help="run test stages")
+    t.add_argument("stages", nargs="*")
+    sub.add_parser("run", help="the 'make run' demo")
+    args = p.parse_args(argv)
+    try:
+        return globals()["cmd_" + args.cmd](args)
+    except HarnessError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Kernel configuration and incremental build in the cache."""
+
+import filecmp
+import hashlib
+import os
+import re
+import shutil
+import time
+
+from .common import CACHE, REPO, HarnessError, info, run
+from .tree import Source
+
+FRAGMENT = os.path.join(REPO, "kernel", "configs", "buildid.config")
+PATCHES = os.path.join(REPO, "patches")
+BASE_CONFIG = "allnoconfig"
+
+
+def toolchain_vars():
+    bindgen = shutil.which("bindgen") or os.path.expanduser("~/.cargo/bin/bindgen")
+    return [
+        "LLVM=-19",
+        "RUSTC=/usr/bin/rustc",
+        "HOSTRUSTC=/usr/bin/rustc",
+        "RUSTDOC=/usr/bin/rustdoc",
+        f"BINDGEN={bindgen}",
+    ]
+
+
+def jobs():
+    return str((os.cpu_count() or 1) + 1)
+
+
+def parse_fragment(path):
+    """Return [(symbol, wanted value or 'n')] from a config fragment."""
+    wanted = []
+    with open(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            m = re.match(r"^# (CONFIG_\w+) is not set$", line)
+            if m:
+                wanted.append((m.group(1), "n"))
+                continue
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+            if not m:
+                raise HarnessError(f"{path}:{lineno}: not a config line: {line}")
+            wanted.append((m.group(1), m.group(2)))
+    return wanted
+
+
+def parse_config(path):
+    values = {}
+    with open(path) as f:
+        for raw in f:
+            line = raw.strip()
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+            if m:
+                values[m.group(1)] = m.group(2)
+    return values
+
+
+def check_config(fragment, config):
+    """Names of fragment options whose value did not take, with the value found."""
+    have = parse_config(config)
+    bad = []
+    for sym, want in parse_fragment(fragment):
+        got = have.get(sym, "n")
+        if got != want:
+            bad.append(f"{sym}={want} (got {'not set' if got == 'n' else got})")
+    return bad
+
+
+class Kernel:
+    """A configured build directory for the current source and fragment."""
+
+    def __init__(self, fragment=FRAGMENT):
+        self.source = Source()
+        self.fragment = fragment
+        with open(fragment, "rb") as f:
+            digest = hashlib.sha256(BASE_CONFIG.encode() + b"\0" + f.read()).hexdigest()
+        self.key = f"{self.source.key}-{digest[:12]}"
+        self.build = os.path.join(CACHE, "build", self.key)
+
+    def make(self, *targets, out=None, extra=()):
+        cmd = ["make", "-s", "-C", self.source.tree, f"O={out or self.build}",
+               f"-j{jobs()}"] + toolchain_vars() + list(extra) + list(targets)
+        run(cmd)
+
+    def prepare_tree(self):
+        changed, recreated = self.source.overlay(PATCHES)
+        kver = self.kernel_version()
+        info(f"kernel source: {self.source.tarball} from Debian package "
+             f"linux-source-6.12 {self.source.pkgver} (Linux {kver})")
+        if recreated:
+            info("working tree was (re)created")
+        if changed:
+            info(f"overlay rewrote {len(changed)} file(s): "
+                 + ", ".join(changed[:8]) + (" ..." if len(changed) > 8 else ""))
+        if recreated and os.path.isdir(self.build):
+            # Restored files carry the tarball's old mtimes, so make would not
+            # notice that objects built from a damaged tree are stale.
+            info("dropping build output made from the previous tree")
+            shutil.rmtree(self.build)
+        return kver
+
+    def kernel_version(self):
+        from .tree import kernel_version
+        return kernel_version(self.source.tree)
+
+    def configure(self):
+        """Generate .config in a scratch dir; install it only if it changed."""
+        scratch = self.build + ".kconfig"
+        os.makedirs(scratch, exist_ok=True)
+        os.makedirs(self.build, exist_ok=True)
+        for name in (".config", ".config.old"):
+            if os.path.exists(os.path.join(scratch, name)):
+                os.unlink(os.path.join(scratch, name))
+        self.make(BASE_CONFIG, out=scratch, extra=[f"KCONFIG_ALLCONFIG={self.fragment}"])
+        self.make("olddefconfig", out=scratch)
+        new = os.path.join(scratch, ".config")
+        bad = check_config(self.fragment, new)
+        if bad:
+            raise HarnessError(
+                "config options from kernel/configs/buildid.config did not take "
+                "(unmet dependency or unknown option):\n  " + "\n  ".join(bad))
+        cur = os.path.join(self.build, ".config")
+        if not os.path.exists(cur) or not filecmp.cmp(new, cur, shallow=False):
+            shutil.copyfile(new, cur)
+            info(f"installed new .config in {self.build}")
+        prune_builds(self.key)
+
+    def build_all(self):
+        t0 = time.monotonic()
+        self.make("all")
+        dt = time.monotonic() - t0
+        info(f"kernel build finished in {dt:.0f} s: {self.bzimage()}")
+        return dt
+
+    def bzimage(self):
+        return os.path.join(self.build, "arch", "x86", "boot", "bzImage")
+
+
+def prune_builds(keep_key, keep=2):
+    """Keep the newest build directories of the cache, this one included."""
+    base = os.path.join(CACHE, "build")
+    dirs = [d for d in os.listdir(base)
+            if os.path.isdir(os.path.join(base, d)) and not d.endswith(".kconfig")]
+    dirs.sort(key=lambda d: os.stat(os.path.join(base, d)).st_mtime, reverse=True)
+    for d in [d for d in dirs if d != keep_key][keep - 1:]:
+        info(f"removing old build directory {d}")
+        shutil.rmtree(os.path.join(base, d), ignore_errors=True)
+        shutil.rmtree(os.path.join(base, d + ".kconfig"), ignore_errors=True)
+
+
+def build_kernel():
+    k = Kernel()
+    k.prepare_tree()
+    k.configure()
+    k.build_all()
+    return k

@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Test stages of 'make test' and the 'make run' demo.
+
+Every stage returns (passed, failed); a stage that cannot run at all counts
+as one failure, so a broken stage can never make the total look green.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+from .common import CACHE, REPO, HarnessError, info, run
+from .kbuild import Kernel
+from .vm import boot, run_vm
+
+HARNESS = os.path.join(REPO, "harness")
+TARGET_DIR = os.path.join(REPO, "target")
+
+CARGO_RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed")
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests?")
+UNITTEST_FAILED = re.compile(r"^FAILED \((.*)\)")
+TS_PREFIX = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+KTAP_RESULT = re.compile(r"^( *)(not ok|ok) \d+(?: -)? ?([^#]*?)\s*(#.*)?$")
+
+
+def banner(name):
+    print(f"\n===== {name} =====", flush=True)
+
+
+def cargo_env():
+    env = dict(os.environ)
+    env.setdefault("CARGO_TARGET_DIR", TARGET_DIR)
+    return env
+
+
+def stage_host():
+    """cargo test over the workspace and the harness' own unit tests."""
+    passed = failed = 0
+    proc = subprocess.run(["cargo", "test", "--workspace", "--color", "never"], cwd=REPO,
+                          env=cargo_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    sys.stdout.write(proc.stdout)
+    for line in proc.stdout.splitlines():
+        m = CARGO_RESULT.match(line)
+        if m:
+            passed += int(m.group(1))
+            failed += int(m.group(2))
+    if proc.returncode != 0 and failed == 0:
+        failed += 1
+    proc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
+                           "-t", "."], cwd=HARNESS, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    sys.stdout.write(proc.stdout)
+    ran = bad = 0
+    for line in proc.stdout.splitlines():
+        m = UNITTEST_RAN.match(line)
+        if m:
+            ran = int(m.group(1))
+        m = UNITTEST_FAILED.match(line)
+        if m:
+            bad = sum(int(n) for n in re.findall(r"(?:failures|errors)=(\d+)", m.group(1)))
+    if proc.returncode != 0 and bad == 0:
+        bad = 1
+    return passed + ran - min(bad, ran), failed + bad
+
+
+def parse_ktap(text):
+    """Count KUnit test cases in a kernel log.
+
+    Cases are the results one level below a suite; a suite reported as
+    failed without any case result counts as one failed case, and a suite
+    that started but never finished (crash, hang) as one more.
+    """
+    passed = failed = 0
+    cases = []
+    suite_cases = 0
+    open_suites = 0
+    for raw in text.splitlines():
+        line = TS_PREFIX.sub("", raw).rstrip()
+        if re.match(r"^\s*# Subtest: ", line) and not line.startswith("        "):
+            if not line.startswith("    "):
+                continue
+            open_suites += 1
+            suite_cases = 0
+            continue
+        m = KTAP_RESULT.match(line)
+        if not m:
+            continue
+        depth = len(m.group(1)) // 4
+        ok = m.group(2) == "ok"
+        directive = (m.group(4) or "").upper()
+        if depth == 1:
+            suite_cases += 1
+            if "SKIP" in directive:
+                continue
+            cases.append((m.group(3), ok))
+            if ok:
+                passed += 1
+            else:
+                failed += 1
+        elif depth == 0:
+            open_suites = max(0, open_suites - 1)
+            if not ok and suite_cases == 0 and "SKIP" not in directive:
+                failed += 1
+                cases.append((m.group(3), False))
+    failed += open_suites
+    return passed, failed, cases
+
+
+def stage_kunit(kernel):
+    """Built-in KUnit suites run at boot; their KTAP is read from the log."""
+    status, run_dir = boot("echo KUnit suites finished at boot", kernel=kernel, cwd="/")
+    try:
+        with open(os.path.join(run_dir, "dmesg.txt"), errors="replace") as f:
+            log = f.read()
+    except FileNotFoundError:
+        log = ""
+    passed, failed, cases = parse_ktap(log)
+    for name, ok in cases:
+        if not ok:
+            print(f"KUnit FAILED: {name}")
+    print(f"KUnit: {passed} passed, {failed} failed")
+    if passed + failed == 0:
+        info("no KUnit results found in the kernel log")
+        failed += 1
+    if status != 0:
+        failed += 1
+    return passed, failed
+
+
+TAP_RESULT = re.compile(r"^(not ok|ok) \d+ (?:- )?(.*?)(\s+#\s*(\w+).*)?$")
+
+
+def parse_tap(text):
+    """Top-level TAP results of kselftest's runner (one per test program)."""
+    passed = failed = 0
+    for line in text.splitlines():
+        m = TAP_RESULT.match(line.strip() if line.startswith("ok") or line.startswith("not ok")
+                             else line)
+        if not m:
+            continue
+        directive = (m.group(4) or "").upper()
+        if directive == "SKIP":
+            continue
+        if m.group(1) == "ok":
+            passed += 1
+        else:
+            failed += 1
+    return passed, failed
+
+
+KSELFTEST_TARGETS = ["proc"]
+
+
+def build_kselftests(kernel):
+    out = os.path.join(kernel.build, "kselftest")
+    install = os.path.join(out, "install")
+    run(["make", "-s", "-C", os.path.join(kernel.source.tree, "tools", "testing", "selftests"),
+         f"O={out}", f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include",
+         "TARGETS=" + " ".join(KSELFTEST_TARGETS), f"INSTALL_PATH={install}", "install"],
+        stdout=subprocess.DEVNULL)
+    return install
+
+
+def stage_kselftest(kernel):
+    kernel.make("headers")
+    install = build_kselftests(kernel)
+    log = os.path.join(kernel.build, "kselftest", "result.tap")
+    status = run_vm(f"./run_kselftest.sh > {shlex.quote(log)} 2>&1; cat {shlex.quote(log)}",
+                    kernel=kernel, cwd=install, timeout=1200)
+    try:
+        with open(log, errors="replace") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    passed, failed = parse_tap(text)
+    print(f"kselftest: {passed} passed, {failed} failed")
+    if passed + failed == 0 or status not in (0, 1):
+        failed += 1
+    return passed, failed
+
+
+def stage_harness(kernel):
+    """The VM runner carries the guest's status and fails on kernel splats."""
+    passed = failed = 0
+    status = run_vm("echo exiting 3; exit 3", kernel=kernel, cwd="/", quiet=True)
+    ok = status == 3
+    print(f"{'ok' if ok else 'not ok'} - guest exit status 3 comes back as 3 (got {status})")
+    passed, failed = passed + ok, failed + (not ok)
+    status = run_vm("modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT",
+                    kernel=kernel, cwd="/", quiet=True)
+    ok = status != 0
+    print(f"{'ok' if ok else 'not ok'} - a kernel WARNING fails the run (got {status})")
+    passed, failed = passed + ok, failed + (not ok)
+    return passed, failed
+
+
+STAGES = ["host", "build", "harness", "kunit", "kselftest"]
+
+
+def run_tests(stages=None):
+    stages = stages or STAGES
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        raise HarnessError(f"unknown test stage(s): {', '.join(unknown)}; known: {STAGES}")
+    total_passed = total_failed = 0
+    results = []
+    kernel = None
+    for name in STAGES:
+        if name not in stages:
+            continue
+        banner(name)
+        t0 = time.monotonic()
+        try:
+            if name == "host":
+                Kernel().prepare_tree()  # the differential tests compile lib/buildid.c from it
+                p, f = stage_host()
+            elif name == "build":
+                kernel = Kernel()
+                kernel.prepare_tree()
+                kernel.configure()
+                kernel.build_all()
+                p, f = 0, 0
+            else:
+                kernel = kernel or Kernel()
+                p, f = globals()["stage_" + name](kernel)
+        except HarnessError as e:
+            print(f"error: {e}", file=sys.stderr)
+            p, f = 0, 1
+            if name == "build":
+                results.append((name, p, f, time.monotonic() - t0))
+                total_failed += 1
+                break
+        results.append((name, p, f, time.monotonic() - t0))
+        total_passed += p
+        total_failed += f
+    print()
+    for name, p, f, dt in results:
+        print(f"  {name:10s} {p:5d} passed {f:4d} failed  ({dt:.0f} s)")
+    print(f"{total_passed} passed, {total_failed} failed", flush=True)
+    return 0 if total_failed == 0 else 1
+
+
+def run_demo():
+    kernel = Kernel()
+    kernel.prepare_tree()
+    kernel.configure()
+    kernel.build_all()
+    run(["cargo", "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env())
+    tool = os.path.join(TARGET_DIR, "release", "buildid")
+    script = os.path.join(HARNESS, "guest", "show-buildids.sh")
+    return run_vm(f"sh {shlex.quote(script)} {shlex.quote(tool)}", kernel=kernel, cwd="/")

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot the built kernel under virtme-ng (TCG) and run one command as root.
+
+virtme-ng does not reliably hand back the guest command's exit status (it
+may fall back to a console script and exit 255), so the guest writes its
+status, its kernel log and a kmemleak scan into a shared run directory and
+the host reads them from there.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from .common import CACHE, HarnessError, info
+from .kbuild import Kernel
+
+VNG = os.path.join(CACHE, "venv", "bin", "vng")
+RUNS = os.path.join(CACHE, "runs")
+KEEP_RUNS = 20
+
+# Kernel log lines that fail a run: each is a splat the debug options of the
+# test kernel exist to catch.
+SPLAT_PATTERNS = [
+    r"WARNING:",
+    r"\bBUG:",
+    r"\bBUG\b.*\bat\b",
+    r"Oops",
+    r"general protection fault",
+    r"Kernel panic",
+    r"KASAN",
+    r"UBSAN",
+    r"possible circular locking dependency",
+    r"possible recursive locking",
+    r"inconsistent lock state",
+    r"suspicious RCU usage",
+    r"lock held when returning to user space",
+    r"sleeping function called from invalid context",
+    r"kmemleak: \d+ new suspected memory leaks",
+    r"unreferenced object 0x",
+    r"rust_panic|panicked at",
+    r"INFO: task .* blocked for more than",
+    r"RCU stall|rcu_sched self-detected stall",
+    r"------------\[ cut here \]------------",
+]
+SPLAT_RE = re.compile("|".join(f"(?:{p})" for p in SPLAT_PATTERNS))
+
+GUEST_WRAPPER = r"""#!/bin/sh
+# Runs inside the guest.  Everything the host needs ends up in $RUN.
+RUN={run}
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+cd {cwd} || exit 125
+export PATH="{path}"
+export BUILDID_IN_VM=1
+sh -c {cmd} </dev/null
+status=$?
+echo "$status" > "$RUN/status"
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak 2>/dev/null
+	cat /sys/kernel/debug/kmemleak > "$RUN/kmemleak.txt" 2>/dev/null
+fi
+dmesg > "$RUN/dmesg.txt"
+sync
+exit "$status"
+"""
+
+
+def scan_log(text):
+    """Lines of a kernel log that indicate a kernel problem."""
+    return [line for line in text.splitlines() if SPLAT_RE.search(line)]
+
+
+def new_run_dir():
+    os.makedirs(RUNS, exist_ok=True)
+    runs = sorted(d for d in os.listdir(RUNS) if d.startswith("run-"))
+    for old in runs[:-KEEP_RUNS]:
+        shutil.rmtree(os.path.join(RUNS, old), ignore_errors=True)
+    path = os.path.join(RUNS, time.strftime("run-%Y%m%d-%H%M%S-") + str(os.getpid()))
+    n = 0
+    while os.path.exists(f"{path}.{n}"):
+        n += 1
+    path = f"{path}.{n}"
+    os.makedirs(path)
+    return path
+
+
+def run_vm(command, **kwargs):
+    """Boot, run command (a shell string), return the guest's exit status."""
+    return boot(command, **kwargs)[0]
+
+
+def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
+         kernel=None, quiet=False):
+    """Boot, run command, return (exit status, run directory).
+
+    Returns 1 when the guest command succeeded but the kernel log shows a
+    problem, and 124 when the run timed out or the guest never reported.
+    """
+    kernel = kernel or Kernel()
+    if not os.path.exists(kernel.bzimage()):
+        raise HarnessError(f"no kernel image at {kernel.bzimage()}: run 'make build'")
+    if not os.access(VNG, os.X_OK):
+        raise HarnessError(f"{VNG} missing: run 'make deps'")
+    run = new_run_dir()
+    wrapper = os.path.join(run, "guest.sh")
+    with open(wrapper, "w") as f:
+        f.write(GUEST_WRAPPER.format(run=shlex.quote(run),
+                                     cwd=shlex.quote(cwd or os.getcwd()),
+                                     path=os.environ.get("PATH", "/usr/bin:/bin"),
+                                     cmd=shlex.quote(command)))
+    # Console output (boot log, splats) goes to the run directory so a guest
+    # that dies before writing dmesg.txt still leaves its log behind.
+    console = os.path.join(run, "console.log")
+    cmd = [VNG, "--run", kernel.build, "--disable-kvm", "--cpus", "2", "--memory", memory,
+           "--user", "root", "--rwdir", run, "--verbose"]
+    for a in append:
+        cmd += ["--append", a]
+    cmd += ["--exec", f"sh {wrapper}"]
+    if not quiet:
+        info(f"booting {kernel.bzimage()} (TCG), run dir {run}")
+    t0 = time.monotonic()
+    with open(console, "wb") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=log, start_new_session=True)
+        timed_out = False
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+    with open(os.path.join(run, "output.txt"), "wb") as f:
+        f.write(out)
+    sys.stdout.write(out.decode(errors="replace"))
+    sys.stdout.flush()
+    elapsed = time.monotonic() - t0
+
+    status_file = os.path.join(run, "status")
+    status = None
+    if os.path.exists(status_file):
+        try:
+            with open(status_file) as f:
+                status = int(f.read().strip())
+        except ValueError:
+            status = None
+    problems = []
+    logs = []
+    for name in ("dmesg.txt", "console.log", "kmemleak.txt"):
+        path = os.path.join(run, name)
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                logs.append((name, f.read()))
+    if check_log:
+        seen = set()
+        for name, text in logs:
+            for line in scan_log(text):
+                key = re.sub(r"^\[[ \d.]+\]\s*", "", line)
+                if key not in seen:
+                    seen.add(key)
+                    problems.append(f"{name}: {line.strip()}")
+    if timed_out:
+        info(f"guest timed out after {timeout} s; logs in {run}")
+        return 124, run
+    if status is None:
+        info(f"guest did not report an exit status (vng exited {proc.returncode}); "
+             f"logs in {run}")
+        tail = "\n".join(logs[1][1].splitlines()[-30:]) if len(logs) > 1 else ""
+        if tail:
+            print(tail, file=sys.stderr)
+        return 124, run
+    if problems:
+        info("kernel log shows problems:\n  " + "\n  ".join(problems[:20]))
+        info(f"full kernel log: {os.path.join(run, 'dmesg.txt')}")
+        return status or 1, run
+    if not quiet:
+        info(f"guest exited {status} after {elapsed:.0f} s; kernel log clean ({run})")
+    return status, run
