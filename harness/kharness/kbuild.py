@@ -79,9 +79,13 @@ class Kernel:
         self.source = Source()
         self.fragment = fragment
         with open(fragment, "rb") as f:
-            digest = hashlib.sha256(BASE_CONFIG.encode() + b"\0" + f.read()).hexdigest()
-        self.key = f"{self.source.key}-{digest[:12]}"
-        self.build = os.path.join(CACHE, "build", self.key)
+            self.fragment_hash = hashlib.sha256(BASE_CONFIG.encode() + b"\0" + f.read()).hexdigest()
+        # One build directory per kernel source: kbuild's tools (objtool,
+        # resolve_btfids) record absolute output paths, so a directory per
+        # fragment would rebuild everything on each fragment change, while
+        # in place kbuild rebuilds just the objects that use changed options.
+        # The config itself is regenerated from the fragment on every build.
+        self.build = os.path.join(CACHE, "build", self.source.key)
 
     def make(self, *targets, out=None, extra=()):
         cmd = ["make", "-s", "-C", self.source.tree, f"O={out or self.build}",
@@ -111,7 +115,7 @@ class Kernel:
 
     def configure(self):
         """Generate .config in a scratch dir; install it only if it changed."""
-        scratch = self.build + ".kconfig"
+        scratch = os.path.join(CACHE, "build", "kconfig-scratch")
         os.makedirs(scratch, exist_ok=True)
         os.makedirs(self.build, exist_ok=True)
         for name in (".config", ".config.old"):
@@ -129,7 +133,8 @@ class Kernel:
         if not os.path.exists(cur) or not filecmp.cmp(new, cur, shallow=False):
             shutil.copyfile(new, cur)
             info(f"installed new .config in {self.build}")
-        prune_builds(self.key)
+        with open(os.path.join(self.build, "fragment.sha256"), "w") as f:
+            f.write(self.fragment_hash + "\n")
 
     def build_all(self):
         t0 = time.monotonic()
@@ -140,18 +145,6 @@ class Kernel:
 
     def bzimage(self):
         return os.path.join(self.build, "arch", "x86", "boot", "bzImage")
-
-
-def prune_builds(keep_key, keep=2):
-    """Keep the newest build directories of the cache, this one included."""
-    base = os.path.join(CACHE, "build")
-    dirs = [d for d in os.listdir(base)
-            if os.path.isdir(os.path.join(base, d)) and not d.endswith(".kconfig")]
-    dirs.sort(key=lambda d: os.stat(os.path.join(base, d)).st_mtime, reverse=True)
-    for d in [d for d in dirs if d != keep_key][keep - 1:]:
-        info(f"removing old build directory {d}")
-        shutil.rmtree(os.path.join(base, d), ignore_errors=True)
-        shutil.rmtree(os.path.join(base, d + ".kconfig"), ignore_errors=True)
 
 
 def build_kernel():

@@ -34,7 +34,10 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
     }
     let (pid, addrs) = rest.split_first().ok_or_else(|| USAGE.to_string())?;
     let pid = pid.parse().map_err(|_| format!("bad pid '{pid}'"))?;
-    let addrs = addrs.iter().map(|a| parse_addr(a)).collect::<Result<_, _>>()?;
+    let addrs = addrs
+        .iter()
+        .map(|a| parse_addr(a))
+        .collect::<Result<_, _>>()?;
     Ok(Args { json, pid, addrs })
 }
 
@@ -74,7 +77,9 @@ fn text_line(addr: Option<u64>, vma: &Vma) -> String {
 }
 
 fn json_line(addr: Option<u64>, vma: &Vma) -> String {
-    let at = addr.map(|a| format!("\"addr\":\"0x{a:x}\",")).unwrap_or_default();
+    let at = addr
+        .map(|a| format!("\"addr\":\"0x{a:x}\","))
+        .unwrap_or_default();
     format!(
         "{{{at}\"start\":\"0x{:x}\",\"end\":\"0x{:x}\",\"perms\":\"{}\",\"offset\":\"0x{:x}\",\"build_id\":{},\"path\":{}}}",
         vma.start,

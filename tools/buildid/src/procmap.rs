@@ -68,7 +68,11 @@ impl Vma {
             bit(VMA_READABLE, 'r'),
             bit(VMA_WRITABLE, 'w'),
             bit(VMA_EXECUTABLE, 'x'),
-            if self.flags & VMA_SHARED != 0 { 's' } else { 'p' },
+            if self.flags & VMA_SHARED != 0 {
+                's'
+            } else {
+                'p'
+            },
         ]
         .iter()
         .collect()
@@ -170,7 +174,7 @@ mod tests {
     #[test]
     fn own_executable_mapping_has_a_build_id() -> io::Result<()> {
         let maps = Maps::open(std::process::id())?;
-        let here = own_executable_mapping_has_a_build_id as usize as u64;
+        let here = own_executable_mapping_has_a_build_id as *const () as u64;
         let vma = match maps.query(here, 0) {
             Ok(v) => v,
             // Kernels before 6.11 have no PROCMAP_QUERY.

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Unit tests of the public API of `elf.rs` and of the host reader models.
+
+use buildid_elf::corpus::{build_id_note, id};
+use buildid_elf::elf::{
+    self, BuildId, MemReader, ReadAt, BUILD_ID_SIZE_MAX, EINVAL, EOVERFLOW, ERANGE,
+};
+use buildid_elf::model::{FileModel, Folio, NofaultReader, SleepableReader, EFAULT, EIO};
+
+#[test]
+fn build_id_accessors() {
+    let b = BuildId::new(&[1, 2, 3]).unwrap();
+    assert_eq!(b.size(), 3);
+    assert_eq!(b.as_bytes(), &[1, 2, 3]);
+    let mut padded = [0u8; BUILD_ID_SIZE_MAX];
+    padded[..3].copy_from_slice(&[1, 2, 3]);
+    assert_eq!(b.padded(), &padded);
+    assert!(BuildId::new(&[]).is_none());
+    assert!(BuildId::new(&[0; 21]).is_none());
+    assert_eq!(BuildId::new(&[9; 20]).unwrap().as_bytes(), &[9; 20]);
+}
+
+#[test]
+fn parse_buf_returns_size() {
+    let i = id(7, 3);
+    let b = elf::parse_buf(&build_id_note(&i)).unwrap();
+    assert_eq!(b.as_bytes(), &i[..]);
+    assert_eq!(b.size(), 7);
+}
+
+/// A reader that must never be called.
+struct Unreachable;
+impl ReadAt for Unreachable {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+        panic!("reader called at {offset} for {}", buf.len());
+    }
+}
+
+#[test]
+fn fetch_overflow_check_is_unsigned_64_bit() {
+    let mut buf = [0u8; 16];
+    // (u64)-16 + 16 wraps: -EOVERFLOW without calling the reader.
+    assert_eq!(elf::fetch(&mut Unreachable, -16, &mut buf), Err(-EOVERFLOW));
+    assert_eq!(elf::fetch(&mut Unreachable, -1, &mut buf), Err(-EOVERFLOW));
+    // -17 + 16 = 2^64 - 1: no wrap, handed to the reader.
+    let mut mem = MemReader::new(&[0; 64]);
+    assert_eq!(elf::fetch(&mut mem, -17, &mut buf), Err(-ERANGE));
+    assert_eq!(elf::fetch(&mut mem, i64::MIN, &mut buf), Err(-ERANGE));
+    assert_eq!(elf::fetch(&mut mem, 48, &mut buf), Ok(()));
+    assert_eq!(elf::fetch(&mut mem, 49, &mut buf), Err(-ERANGE));
+    // An empty read at the very end is fine, at i64::MAX too (no wrap).
+    assert_eq!(elf::fetch(&mut mem, 64, &mut []), Ok(()));
+    assert_eq!(elf::fetch(&mut mem, i64::MAX, &mut []), Err(-ERANGE));
+}
+
+#[test]
+fn mem_reader_used_directly_with_wrapping_request_does_not_panic() {
+    let data = [1u8; 32];
+    let mut r = MemReader::new(&data);
+    let mut buf = [0u8; 16];
+    // C would index out of bounds here; the port reports -ERANGE.
+    assert_eq!(r.read_at(-1, &mut buf), Err(-ERANGE));
+    assert_eq!(r.read_at(16, &mut buf), Ok(()));
+    assert_eq!(buf, [1; 16]);
+}
+
+#[test]
+fn parse_notes_rejects_end_beyond_u32_without_reading() {
+    assert_eq!(elf::parse_notes(&mut Unreachable, 1 << 32, 0), Err(-EINVAL));
+    assert_eq!(elf::parse_notes(&mut Unreachable, -1, 0), Err(-EINVAL));
+    assert_eq!(
+        elf::parse_notes(&mut Unreachable, i64::MAX, u32::MAX),
+        Err(-EINVAL)
+    );
+    assert_eq!(elf::parse_notes(&mut Unreachable, 0, 16), Err(-EINVAL));
+}
+
+#[test]
+fn sleepable_model() {
+    let f = FileModel::new((0..100).collect());
+    let mut r = SleepableReader::new(&f);
+    let mut buf = [0u8; 8];
+    assert_eq!(r.read_at(92, &mut buf), Ok(()));
+    assert_eq!(buf[0], 92);
+    assert_eq!(r.read_at(93, &mut buf), Err(-EIO));
+    assert_eq!(r.read_at(1000, &mut buf), Err(-EIO));
+    assert_eq!(r.read_at(-1, &mut buf), Err(-EINVAL));
+    assert_eq!(r.read_at(i64::MAX - 4, &mut buf), Err(-EINVAL));
+    assert_eq!(r.read_at(0, &mut [0u8; 65]), Err(-elf::E2BIG));
+    assert_eq!(
+        r.trace,
+        vec![(92, 8), (93, 8), (1000, 8), (-1, 8), (i64::MAX - 4, 8)]
+    );
+}
+
+#[test]
+fn nofault_model() {
+    let data: Vec<u8> = (0..3 * 4096 + 10).map(|i| (i % 251) as u8 + 1).collect();
+    let f = FileModel::new(data.clone()).with_cache(vec![
+        Folio::Uptodate,
+        Folio::Absent,
+        Folio::Uptodate,
+        Folio::Uptodate,
+    ]);
+    let mut r = NofaultReader::new(&f);
+    let mut buf = [0u8; 16];
+    assert_eq!(r.read_at(0, &mut buf), Ok(()));
+    assert_eq!(r.read_at(4090, &mut buf), Err(-EFAULT)); // crosses into absent page 1
+    assert_eq!(r.read_at(4096, &mut buf), Err(-EFAULT));
+    assert_eq!(r.read_at(2 * 4096 + 4090, &mut buf), Ok(())); // pages 2 and 3
+                                                              // Past EOF inside the last page: zeroes.
+    assert_eq!(r.read_at(3 * 4096 + 8, &mut buf), Ok(()));
+    assert_eq!(&buf[..2], &data[3 * 4096 + 8..]);
+    assert_eq!(&buf[2..], &[0; 14]);
+    // The next page does not exist.
+    assert_eq!(r.read_at(4 * 4096, &mut buf), Err(-EFAULT));
+    assert_eq!(r.read_at(-1, &mut buf), Err(-EFAULT));
+    let g = f.clone().with_cache(vec![Folio::NotUptodate]);
+    assert_eq!(NofaultReader::new(&g).read_at(0, &mut buf), Err(-EFAULT));
+    let mut s = f.clone();
+    s.secretmem = true;
+    assert_eq!(NofaultReader::new(&s).read_at(0, &mut buf), Err(-EFAULT));
+    assert_eq!(SleepableReader::new(&s).read_at(0, &mut buf), Err(-EFAULT));
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Checks on the source of `rust/kernel/buildid/elf.rs` itself: it must build as part
+//! of a `#![no_std]` crate with only `core`, under the kernel's lints and with
+//! overflow checks, and contain no `unsafe`, no `unwrap()` and no `std`/`alloc`/
+//! `kernel` paths.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn elf_rs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../rust/kernel/buildid/elf.rs")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Source lines without `//` comments (doc comments included).
+fn code_lines() -> Vec<String> {
+    std::fs::read_to_string(elf_rs())
+        .unwrap()
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => l[..i].to_string(),
+            None => l.to_string(),
+        })
+        // Lint names such as `clippy::panic` are not uses.
+        .map(|l| {
+            if l.trim_start().starts_with("clippy::") {
+                String::new()
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn spdx_header() {
+    let text = std::fs::read_to_string(elf_rs()).unwrap();
+    assert!(text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"));
+}
+
+#[test]
+fn no_forbidden_constructs() {
+    for (n, line) in code_lines().iter().enumerate() {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
+        for bad in [
+            "unsafe",
+            "std",
+            "alloc",
+            "kernel",
+            "unwrap",
+            "expect",
+            "panic",
+            "unreachable",
+            "todo",
+        ] {
+            assert!(
+                !words.contains(&bad),
+                "elf.rs:{}: `{bad}` in `{}`",
+                n + 1,
+                line.trim()
+            );
+        }
+    }
+}
+
+#[test]
+fn builds_as_no_std_with_kernel_lints() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("elf_no_std");
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = dir.join("lib.rs");
+    std::fs::write(
+        &root,
+        format!(
+            "//! no_std build of elf.rs\n#![no_std]\n#[path = {:?}]\npub mod elf;\n",
+            elf_rs().display().to_string()
+        ),
+    )
+    .unwrap();
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    // The lint set of rust_common_flags in the kernel Makefile, as errors.
+    let out = Command::new(&rustc)
+        .args([
+            "--edition=2021",
+            "--crate-type=rlib",
+            "--crate-name=buildid_elf_no_std",
+            "--emit=metadata,link",
+        ])
+        .args([
+            "-Dwarnings",
+            "-Dnon_ascii_idents",
+            "-Dunsafe_op_in_unsafe_fn",
+            "-Dmissing_docs",
+        ])
+        .args(["-Drust_2018_idioms", "-Dunreachable_pub", "-Dunsafe_code"])
+        .args([
+            "-Coverflow-checks=on",
+            "-Cdebug-assertions=on",
+            "-Cpanic=abort",
+        ])
+        .arg("--out-dir")
+        .arg(&dir)
+        .arg(&root)
+        .output()
+        .expect("run rustc");
+    assert!(
+        out.status.success(),
+        "rustc failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
