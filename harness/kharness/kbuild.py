@@ -6,10 +6,12 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
+import sys
 import time
 
 from .common import CACHE, REPO, HarnessError, info, run
-from .tree import Source
+from .tree import Source, project_files
 
 FRAGMENT = os.path.join(REPO, "kernel", "configs", "buildid.config")
 PATCHES = os.path.join(REPO, "patches")
@@ -24,6 +26,10 @@ def toolchain_vars():
         "HOSTRUSTC=/usr/bin/rustc",
         "RUSTDOC=/usr/bin/rustdoc",
         f"BINDGEN={bindgen}",
+        # clippy-driver is rustc plus lints, so every Rust object is linted as
+        # it is built; it must be the one matching /usr/bin/rustc.
+        "CLIPPY=1",
+        "CLIPPY_DRIVER=/usr/bin/clippy-driver",
     ]
 
 
@@ -70,6 +76,47 @@ def check_config(fragment, config):
         if got != want:
             bad.append(f"{sym}={want} (got {'not set' if got == 'n' else got})")
     return bad
+
+
+C_DIAG = re.compile(r"^(\S+\.[ch]):\d+:\d+: (?:warning|error)")
+RUST_DIAG = re.compile(r"^\s*--> (\S+\.rs):\d+")
+
+
+def own_path(path, ours):
+    """The project-relative path of a diagnostic's file, or None if not ours."""
+    parts = path.split("/")
+    for i in range(len(parts)):
+        rel = "/".join(parts[i:])
+        if rel in ours:
+            return rel
+    return None
+
+
+def rust_object(rel):
+    """The object a Rust source file is compiled into."""
+    parts = rel.split("/")
+    if parts[:2] == ["rust", "kernel"]:
+        return "rust/kernel.o"
+    return rel[:-3] + ".o"
+
+
+def project_warnings(lines):
+    """(diagnostic, object) for warnings and errors located in the project's files."""
+    ours = set(project_files(REPO))
+    found = []
+    for i, line in enumerate(lines):
+        m = C_DIAG.match(line)
+        rel = m and own_path(m.group(1), ours)
+        if rel:
+            found.append((line.strip(), rel[:-2] + ".o"))
+            continue
+        m = RUST_DIAG.match(line)
+        rel = m and own_path(m.group(1), ours)
+        if rel:
+            head = next((lines[j].strip() for j in range(i - 1, max(i - 4, -1), -1)
+                         if re.match(r"^(warning|error)", lines[j])), "warning")
+            found.append((f"{rel}: {head}", rust_object(rel)))
+    return found
 
 
 class Kernel:
@@ -138,7 +185,29 @@ class Kernel:
 
     def build_all(self):
         t0 = time.monotonic()
-        self.make("all")
+        cmd = ["make", "-s", "-C", self.source.tree, f"O={self.build}", f"-j{jobs()}"] \
+            + toolchain_vars() + ["all"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
+        output = []
+        for line in proc.stdout:
+            # pahole 1.24 does not know the DWARF 5 labels clang 19 emits; harmless.
+            if "DW_TAG_label" in line and "not handled" in line:
+                continue
+            sys.stdout.write(line)
+            output.append(line)
+        if proc.wait() != 0:
+            raise HarnessError(f"kernel build failed (make exited {proc.returncode})")
+        problems = project_warnings(output)
+        if problems:
+            for obj in {o for _, o in problems}:
+                # Make the warning come back on the next build instead of vanishing
+                # with an up-to-date object.
+                path = os.path.join(self.build, obj)
+                if os.path.exists(path):
+                    os.unlink(path)
+            raise HarnessError("compiler or clippy warnings in project files:\n  "
+                               + "\n  ".join(sorted({w for w, _ in problems})))
         dt = time.monotonic() - t0
         info(f"kernel build finished in {dt:.0f} s: {self.bzimage()}")
         return dt

@@ -112,7 +112,8 @@ def parse_ktap(text):
 
 def stage_kunit(kernel):
     """Built-in KUnit suites run at boot; their KTAP is read from the log."""
-    status, run_dir = boot("echo KUnit suites finished at boot", kernel=kernel, cwd="/")
+    script = os.path.join(HARNESS, "guest", "kunit.sh")
+    status, run_dir = boot(f"sh {shlex.quote(script)}", kernel=kernel, cwd="/")
     try:
         with open(os.path.join(run_dir, "dmesg.txt"), errors="replace") as f:
             log = f.read()
@@ -198,7 +199,42 @@ def stage_harness(kernel):
     return passed, failed
 
 
-STAGES = ["host", "build", "harness", "kunit", "kselftest"]
+def stage_lint(kernel):
+    """rustfmt and checkpatch on the project's kernel files (clippy runs in the build)."""
+    from .tree import project_files
+    passed = failed = 0
+    files = [f for f in project_files(REPO) if not f.startswith("tools/")]
+    rust = [os.path.join(REPO, f) for f in files if f.endswith(".rs")]
+    checks = []
+    if rust:
+        checks.append(("rustfmt --check (kernel .rustfmt.toml)",
+                       ["rustfmt", "--check", "--edition", "2021", "--config-path",
+                        os.path.join(kernel.source.tree, ".rustfmt.toml")] + rust))
+    checks.append(("cargo fmt --check (host crates)", ["cargo", "fmt", "--all", "--check"]))
+    checkpatch = os.path.join(kernel.source.tree, "scripts", "checkpatch.pl")
+    for f in files:
+        if f.endswith((".c", ".h", ".rs")):
+            checks.append((f"checkpatch {f}",
+                           ["perl", checkpatch, "--no-tree", "--quiet", "--show-types",
+                            "--ignore", "SPDX_LICENSE_TAG,FILE_PATH_CHANGES", "-f",
+                            os.path.join(REPO, f)]))
+    for name in sorted(os.listdir(os.path.join(REPO, "patches"))):
+        checks.append((f"checkpatch patches/{name}",
+                       ["perl", checkpatch, "--no-tree", "--quiet", "--no-signoff",
+                        "--show-types", "--ignore", "FILE_PATH_CHANGES,COMMIT_MESSAGE",
+                        os.path.join(REPO, "patches", name)]))
+    for name, cmd in checks:
+        proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+        ok = proc.returncode == 0 and not proc.stdout.strip()
+        print(f"{'ok' if ok else 'not ok'} - {name}")
+        if not ok:
+            sys.stdout.write(proc.stdout)
+        passed, failed = passed + ok, failed + (not ok)
+    return passed, failed
+
+
+STAGES = ["host", "build", "lint", "harness", "kunit", "kselftest"]
 
 
 def run_tests(stages=None):

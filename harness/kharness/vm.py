@@ -56,9 +56,10 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>
 cd {cwd} || exit 125
 export PATH="{path}"
 export BUILDID_IN_VM=1
-sh -c {cmd} </dev/null
-status=$?
-echo "$status" > "$RUN/status"
+# The command's output goes to a file the host follows while the guest runs:
+# virtme-ng's script I/O ports are not always found in time under TCG.
+(sh -c {cmd} </dev/null; echo $? > "$RUN/status") > "$RUN/guest-output.txt" 2>&1
+status=$(cat "$RUN/status")
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan > /sys/kernel/debug/kmemleak 2>/dev/null
 	cat /sys/kernel/debug/kmemleak > "$RUN/kmemleak.txt" 2>/dev/null
@@ -72,6 +73,26 @@ exit "$status"
 def scan_log(text):
     """Lines of a kernel log that indicate a kernel problem."""
     return [line for line in text.splitlines() if SPLAT_RE.search(line)]
+
+
+class Follower:
+    """Copies what the guest appends to a file to our stdout."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+
+    def pump(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        if data:
+            self.offset += len(data)
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
 
 
 def new_run_dir():
@@ -123,20 +144,21 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
     if not quiet:
         info(f"booting {kernel.bzimage()} (TCG), run dir {run}")
     t0 = time.monotonic()
-    with open(console, "wb") as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=log, start_new_session=True)
-        timed_out = False
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-    with open(os.path.join(run, "output.txt"), "wb") as f:
-        f.write(out)
-    sys.stdout.write(out.decode(errors="replace"))
-    sys.stdout.flush()
+    guest_output = os.path.join(run, "guest-output.txt")
+    timed_out = False
+    with open(console, "wb") as log, open(os.path.join(run, "vng-stdout.txt"), "wb") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=log,
+                                start_new_session=True)
+        follower = Follower(guest_output)
+        while proc.poll() is None:
+            follower.pump()
+            if time.monotonic() - t0 > timeout:
+                timed_out = True
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                break
+            time.sleep(0.2)
+        follower.pump()
     elapsed = time.monotonic() - t0
 
     status_file = os.path.join(run, "status")

@@ -1,0 +1,18 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs in the guest for the KUnit stage.  Built-in suites already ran at
+# boot; this prepares an ext4 file system on a loop device and a tmpfs
+# mounted huge=always, then loads the build ID test module on them.  The
+# host reads the KTAP results from the kernel log.
+set -e
+work=$(mktemp -d)
+truncate -s 64M "$work/ext4.img"
+mkfs.ext4 -q -F "$work/ext4.img"
+mkdir "$work/ext4" "$work/huge"
+mount -o loop "$work/ext4.img" "$work/ext4"
+mount -t tmpfs -o huge=always,size=64M tmpfs "$work/huge"
+modprobe buildid_kunit dir="$work/ext4" huge_dir="$work/huge"
+modprobe -r buildid_kunit
+umount "$work/huge" "$work/ext4"
+echo "KUnit module run finished"

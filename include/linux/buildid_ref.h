@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The C build ID parser of lib/buildid.c under other names, kept as a
+ * reference for tests and benchmarks of the Rust implementation
+ * (CONFIG_BUILDID_C_REFERENCE).  Same semantics as <linux/buildid.h>.
+ */
+#ifndef _LINUX_BUILDID_REF_H
+#define _LINUX_BUILDID_REF_H
+
+#include <linux/buildid.h>
+
+int build_id_ref_parse(struct vm_area_struct *vma, unsigned char *build_id, __u32 *size);
+int build_id_ref_parse_file(struct file *file, unsigned char *build_id, __u32 *size);
+int build_id_ref_parse_nofault(struct vm_area_struct *vma, unsigned char *build_id,
+			       __u32 *size);
+int build_id_ref_parse_buf(const void *buf, unsigned char *build_id, u32 buf_size);
+
+/* The nofault parser on a file rather than a VMA, for tests and benchmarks. */
+int build_id_ref_parse_file_nofault(struct file *file, unsigned char *build_id, __u32 *size);
+
+#if IS_ENABLED(CONFIG_STACKTRACE_BUILD_ID) || IS_ENABLED(CONFIG_VMCORE_INFO)
+extern unsigned char build_id_ref_vmlinux_build_id[BUILD_ID_SIZE_MAX];
+void build_id_ref_init_vmlinux_build_id(void);
+#endif
+
+#endif

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Builds lib/buildid.c a second time with its functions renamed to
+ * build_id_ref_*(), so that the KUnit suite and the benchmarks of the Rust
+ * sample module can run the C reference and the Rust implementation side by
+ * side on the same inputs.  No other code calls these functions.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/buildid_ref.h>
+#include <linux/export.h>
+#include <linux/mm.h>
+
+#define build_id_parse		build_id_ref_parse
+#define build_id_parse_nofault	build_id_ref_parse_nofault
+#define build_id_parse_file	build_id_ref_parse_file
+#define build_id_parse_buf	build_id_ref_parse_buf
+#define init_vmlinux_build_id	build_id_ref_init_vmlinux_build_id
+#define vmlinux_build_id	build_id_ref_vmlinux_build_id
+
+#include "buildid.c"
+
+int build_id_ref_parse_file_nofault(struct file *file, unsigned char *build_id, __u32 *size)
+{
+	return __build_id_parse(file, build_id, size, false);
+}
+
+EXPORT_SYMBOL_GPL(build_id_ref_parse);
+EXPORT_SYMBOL_GPL(build_id_ref_parse_nofault);
+EXPORT_SYMBOL_GPL(build_id_ref_parse_file);
+EXPORT_SYMBOL_GPL(build_id_ref_parse_file_nofault);
+EXPORT_SYMBOL_GPL(build_id_ref_parse_buf);
+
+#undef build_id_parse
+#undef build_id_parse_nofault
+#undef build_id_parse_file
+#undef build_id_parse_buf
+
+/*
+ * The <linux/buildid.h> API itself is not exported (its callers are built
+ * in); export it for the test module only.
+ */
+EXPORT_SYMBOL_IF_KUNIT(build_id_parse);
+EXPORT_SYMBOL_IF_KUNIT(build_id_parse_nofault);
+EXPORT_SYMBOL_IF_KUNIT(build_id_parse_file);
+EXPORT_SYMBOL_IF_KUNIT(build_id_parse_buf);

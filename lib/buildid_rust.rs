@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C API of `include/linux/buildid.h`, served by the Rust build ID parser.
+//!
+//! Each function converts its raw pointers once, calls the safe code in [`kernel::buildid`] and
+//! returns what `lib/buildid.c` returns: 0 on success, a negative errno otherwise.
+
+use kernel::{
+    bindings,
+    buildid::{self, BuildId, Mode, BUILD_ID_SIZE_MAX},
+    error::{code::*, Result},
+    ffi::{c_int, c_uchar, c_void},
+    fs::file::File,
+};
+
+/// Stores `id` as C does: 20 bytes, zero-padded, and the size if `size` is not NULL.
+///
+/// # Safety
+///
+/// `build_id` must be valid for writing [`BUILD_ID_SIZE_MAX`] bytes; `size` must be NULL or
+/// valid for writing a `u32`.
+unsafe fn store(result: Result<BuildId>, build_id: *mut c_uchar, size: *mut u32) -> c_int {
+    match result {
+        Ok(id) => {
+            // SAFETY: The caller guarantees `build_id` is valid for `BUILD_ID_SIZE_MAX` bytes.
+            unsafe {
+                core::ptr::copy_nonoverlapping(id.padded().as_ptr(), build_id, BUILD_ID_SIZE_MAX)
+            };
+            if !size.is_null() {
+                // SAFETY: `size` is not NULL, so the caller guarantees it is writable.
+                unsafe { size.write(id.size()) };
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Parses the build ID of the file mapped by `vma` in `mode`.
+///
+/// # Safety
+///
+/// `vma` must point to a valid VMA whose `vm_file`, if any, stays referenced for the call
+/// (the caller holds the mmap lock or its own file reference); `build_id` and `size` as for
+/// [`store`].
+unsafe fn parse_vma(
+    vma: *mut bindings::vm_area_struct,
+    build_id: *mut c_uchar,
+    size: *mut u32,
+    mode: Mode,
+) -> c_int {
+    // SAFETY: The caller guarantees `vma` is valid.
+    let file = unsafe { (*vma).vm_file };
+    if file.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `vm_file` of a valid VMA stays referenced while the VMA is, per the caller.
+    let file = unsafe { File::from_raw(file) };
+    // SAFETY: Forwarded from the caller.
+    unsafe { store(buildid::parse_file(file, mode), build_id, size) }
+}
+
+/// Parses the build ID of the ELF file mapped by `vma`; may sleep to read file data.
+///
+/// Returns 0 on success, a negative errno otherwise.
+///
+/// # Safety
+///
+/// `vma` must be a valid VMA whose file stays referenced during the call; `build_id` must be
+/// valid for writing `BUILD_ID_SIZE_MAX` bytes; `size` must be NULL or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn build_id_parse(
+    vma: *mut bindings::vm_area_struct,
+    build_id: *mut c_uchar,
+    size: *mut u32,
+) -> c_int {
+    // SAFETY: Forwarded from the caller.
+    unsafe { parse_vma(vma, build_id, size, Mode::Sleepable) }
+}
+
+/// Parses the build ID of the ELF file mapped by `vma` from the page cache only; never sleeps.
+///
+/// Returns 0 on success, `-EFAULT` if needed data is not cached, another negative errno
+/// otherwise.
+///
+/// # Safety
+///
+/// As for [`build_id_parse`].
+#[no_mangle]
+pub unsafe extern "C" fn build_id_parse_nofault(
+    vma: *mut bindings::vm_area_struct,
+    build_id: *mut c_uchar,
+    size: *mut u32,
+) -> c_int {
+    // SAFETY: Forwarded from the caller.
+    unsafe { parse_vma(vma, build_id, size, Mode::Nofault) }
+}
+
+/// Parses the build ID of the ELF file `file`; may sleep to read file data.
+///
+/// Returns 0 on success, a negative errno otherwise.
+///
+/// # Safety
+///
+/// `file` must be a valid, referenced file; `build_id` and `size` as for [`build_id_parse`].
+#[no_mangle]
+pub unsafe extern "C" fn build_id_parse_file(
+    file: *mut bindings::file,
+    build_id: *mut c_uchar,
+    size: *mut u32,
+) -> c_int {
+    // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
+    let file = unsafe { File::from_raw(file) };
+    // SAFETY: Forwarded from the caller.
+    unsafe { store(buildid::parse_file(file, Mode::Sleepable), build_id, size) }
+}
+
+/// Parses the build ID from `buf_size` bytes of ELF notes at `buf`.
+///
+/// Returns 0 on success, `-EINVAL` if there is no build ID note.
+///
+/// # Safety
+///
+/// `buf` must be valid for reading `buf_size` bytes that do not change during the call;
+/// `build_id` must be valid for writing `BUILD_ID_SIZE_MAX` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn build_id_parse_buf(
+    buf: *const c_void,
+    build_id: *mut c_uchar,
+    buf_size: u32,
+) -> c_int {
+    let notes = if buf_size == 0 {
+        &[][..]
+    } else {
+        // SAFETY: The caller guarantees `buf` is valid for `buf_size` bytes of stable memory
+        // (the notes of the kernel image or of a module), and `buf_size` is not zero, so `buf`
+        // is not NULL.
+        unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), buf_size as usize) }
+    };
+    // SAFETY: Forwarded from the caller; `size` is NULL.
+    unsafe { store(buildid::parse_buf(notes), build_id, core::ptr::null_mut()) }
+}
+
+#[cfg(any(CONFIG_STACKTRACE_BUILD_ID, CONFIG_VMCORE_INFO))]
+mod vmlinux {
+    use super::*;
+
+    extern "C" {
+        static __start_notes: u8;
+        static __stop_notes: u8;
+    }
+
+    /// The running kernel's build ID, filled in early at boot and read-only afterwards.
+    #[no_mangle]
+    #[link_section = ".data..ro_after_init"]
+    pub static mut vmlinux_build_id: [u8; BUILD_ID_SIZE_MAX] = [0; BUILD_ID_SIZE_MAX];
+
+    /// Computes and stashes the running kernel's build ID.
+    ///
+    /// # Safety
+    ///
+    /// Called once from `start_kernel()`, before anything reads `vmlinux_build_id` and while
+    /// the kernel is single-threaded.
+    #[no_mangle]
+    #[link_section = ".init.text"]
+    pub unsafe extern "C" fn init_vmlinux_build_id() {
+        let start = core::ptr::addr_of!(__start_notes);
+        let stop = core::ptr::addr_of!(__stop_notes);
+        // The linker script places `__stop_notes` after `__start_notes`.
+        let size = (stop as usize).saturating_sub(start as usize);
+        // SAFETY: `[__start_notes, __stop_notes)` is the kernel image's `.notes` section,
+        // which never changes.
+        let notes = unsafe { core::slice::from_raw_parts(start, size) };
+        if let Ok(id) = buildid::parse_buf(notes) {
+            // SAFETY: Only this function writes `vmlinux_build_id`, once, while nothing reads
+            // it yet (see the safety requirements).
+            unsafe { *core::ptr::addr_of_mut!(vmlinux_build_id) = *id.padded() };
+        }
+    }
+}

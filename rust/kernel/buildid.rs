@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ELF build IDs of files and memory (`.note.gnu.build-id`).
+//!
+//! The Rust implementation of `lib/buildid`: it serves the C API of
+//! [`include/linux/buildid.h`](srctree/include/linux/buildid.h) (see `lib/buildid_rust.rs`) and
+//! offers the same parsing to Rust code.
+//!
+//! Two ways to read a file:
+//!
+//! - [`Mode::Nofault`] reads only what is already in the page cache. It never sleeps and never
+//!   takes a sleeping lock, so it may be used in any context, including IRQ and NMI. It fails
+//!   with [`EFAULT`] when the data it needs is not cached.
+//! - [`Mode::Sleepable`] may sleep to read the file, so it needs process context without
+//!   spinlocks held.
+//!
+//! Documentation: `Documentation/core-api/buildid.rst`.
+
+pub mod elf;
+mod freader;
+
+use crate::{
+    error::{code::*, Error, Result},
+    fs::file::File,
+};
+use core::fmt;
+
+pub use elf::{BuildId, BUILD_ID_SIZE_MAX};
+
+/// How [`parse_file`] may obtain file data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Page cache only; never sleeps; safe in atomic, IRQ and NMI context.
+    Nofault,
+    /// May sleep and read the file; process context only.
+    Sleepable,
+}
+
+fn to_error(errno: i32) -> Error {
+    Error::from_errno(errno)
+}
+
+/// Parses the build ID of the ELF file `file`.
+///
+/// Fails with [`EINVAL`] if the file is not a regular file, not a 32- or 64-bit ELF executable
+/// or shared object, or has no build ID note; with [`EFAULT`] for a `memfd_secret` file or, in
+/// [`Mode::Nofault`], for data that is not in the page cache; with [`EIO`] if the file is
+/// shorter than its headers say, or with the error of the read.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::buildid::{self, Mode};
+/// use kernel::fs::file::File;
+///
+/// fn print_build_id(file: &File) {
+///     match buildid::parse_file(file, Mode::Sleepable) {
+///         Ok(id) => pr_info!("build ID {}\n", id),
+///         Err(e) => pr_info!("no build ID: {:?}\n", e),
+///     }
+/// }
+/// ```
+pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
+    // Reading a device or a FIFO may have side effects; only regular files hold ELF images.
+    if !file.is_regular() {
+        return Err(EINVAL);
+    }
+    let result = match mode {
+        Mode::Nofault => elf::parse_elf(&mut freader::NofaultReader::new(file)),
+        Mode::Sleepable => elf::parse_elf(&mut freader::SleepableReader::new(file)),
+    };
+    result.map_err(to_error)
+}
+
+/// Parses a build ID from `notes`, the contents of one or more ELF notes, as found in a
+/// `.note.gnu.build-id` section or `PT_NOTE` segment.
+///
+/// Fails with [`EINVAL`] if no build ID note is found, and with [`ERANGE`] if a note's header
+/// claims more bytes than `notes` holds.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::buildid;
+///
+/// // A note with n_namesz 4, n_descsz 4, n_type NT_GNU_BUILD_ID (3), "GNU\0", then the ID.
+/// let note = [
+///     4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, b'G', b'N', b'U', 0, 0xde, 0xad, 0xbe, 0xef,
+/// ];
+/// let id = buildid::parse_buf(&note)?;
+/// assert_eq!(id.as_bytes(), &[0xde, 0xad, 0xbe, 0xef]);
+/// assert_eq!(id.size(), 4);
+///
+/// // Anything else is not a build ID note.
+/// assert_eq!(buildid::parse_buf(&note[..19]), Err(EINVAL));
+/// # Ok::<(), Error>(())
+/// ```
+pub fn parse_buf(notes: &[u8]) -> Result<BuildId> {
+    elf::parse_buf(notes).map_err(to_error)
+}
+
+impl fmt::Display for BuildId {
+    /// Formats the build ID as lowercase hex, like `readelf -n` and `perf buildid-list`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for byte in self.as_bytes() {
+            write!(f, "{byte:02x}")?;
+        }
+        Ok(())
+    }
+}

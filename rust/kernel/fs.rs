@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Kernel file systems.
+//!
+//! C header: [`include/linux/fs.h`](srctree/include/linux/fs.h)
+
+pub mod file;
