@@ -151,8 +151,9 @@ static struct file *dir_file(struct kunit *test, const char *where, const char *
 
 	if (!where)
 		kunit_skip(test, "no directory given for this test (module parameter)");
-	path = kunit_kasprintf(test, GFP_KERNEL, "%s/%s", where, name);
+	path = kunit_kzalloc(test, PATH_MAX, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, path);
+	snprintf(path, PATH_MAX, "%s/%s", where, name);
 	file = filp_open(path, O_RDWR | O_CREAT | O_TRUNC | O_LARGEFILE, 0600);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, path_file_release, file), 0);
@@ -441,6 +442,31 @@ static void buildid_blockfs_cached_and_evicted(struct kunit *test)
 	expect_parse(test, f, NOFAULT, 0, 20);
 }
 
+/*
+ * A folio that is in the page cache but not uptodate (as while its read is in
+ * flight) must not be read by the nofault parser; the sleepable one reads
+ * the data in.
+ */
+static void buildid_blockfs_not_uptodate(struct kunit *test)
+{
+	struct image_layout l = { .phoff = 64, .note_off = 512, .id_len = 20,
+				  .size = 2 * PAGE_SIZE };
+	struct file *f = dir_file(test, dir, "buildid-kunit-stale", make_image(test, &l), l.size);
+	struct address_space *mapping = f->f_mapping;
+	struct folio *folio;
+
+	evict(test, f);
+	folio = __filemap_get_folio(mapping, 0, FGP_CREAT | FGP_LOCK, mapping_gfp_mask(mapping));
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	KUNIT_ASSERT_FALSE(test, folio_test_uptodate(folio));
+	/* Unlocked, so the sleepable read can bring it uptodate. */
+	folio_unlock(folio);
+	folio_put(folio);
+	expect_parse(test, f, NOFAULT, -EFAULT, 20);
+	expect_parse(test, f, SLEEPABLE_VMA, 0, 20);
+	expect_parse(test, f, NOFAULT, 0, 20);
+}
+
 /* --- large folios ------------------------------------------------------ */
 
 static void buildid_large_folio(struct kunit *test)
@@ -482,6 +508,7 @@ static struct kunit_case buildid_file_cases[] = {
 	KUNIT_CASE(buildid_tmpfs_not_elf),
 	KUNIT_CASE(buildid_tmpfs_truncated),
 	KUNIT_CASE(buildid_blockfs_cached_and_evicted),
+	KUNIT_CASE(buildid_blockfs_not_uptodate),
 	KUNIT_CASE(buildid_large_folio),
 	{}
 };

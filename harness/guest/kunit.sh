@@ -7,12 +7,17 @@
 # host reads the KTAP results from the kernel log.
 set -e
 work=$(mktemp -d)
+# /tmp is an overlay on the host's /tmp, which cannot back a loop device.
+mount -t tmpfs -o size=256M tmpfs "$work"
 truncate -s 64M "$work/ext4.img"
 mkfs.ext4 -q -F "$work/ext4.img"
 mkdir "$work/ext4" "$work/huge"
-mount -o loop "$work/ext4.img" "$work/ext4"
+loopdev=$(losetup -f --show "$work/ext4.img")
+mount -t ext4 "$loopdev" "$work/ext4"
 mount -t tmpfs -o huge=always,size=64M tmpfs "$work/huge"
 modprobe buildid_kunit dir="$work/ext4" huge_dir="$work/huge"
 modprobe -r buildid_kunit
 umount "$work/huge" "$work/ext4"
+losetup -d "$loopdev"
+umount "$work"
 echo "KUnit module run finished"

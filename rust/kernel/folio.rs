@@ -56,7 +56,10 @@ impl Folio {
     /// # Safety
     ///
     /// `mapping` must point to a valid `struct address_space` for the duration of the call.
-    pub unsafe fn lookup(mapping: *mut bindings::address_space, index: usize) -> Option<ARef<Self>> {
+    pub unsafe fn lookup(
+        mapping: *mut bindings::address_space,
+        index: usize,
+    ) -> Option<ARef<Self>> {
         // SAFETY: The caller guarantees that `mapping` is valid. `filemap_get_folio` does a
         // lockless page cache lookup that neither sleeps nor takes a sleeping lock.
         let folio = unsafe { bindings::filemap_get_folio(mapping, index) };
