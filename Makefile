@@ -8,8 +8,10 @@ SHELL := /bin/bash
 KHARNESS := PYTHONPATH=$(CURDIR)/harness python3 -m kharness
 TIMEOUT ?= 600
 
+FUZZ_SECONDS ?= 600
+
 .PHONY: help deps tree config build vm run test test-host test-kunit \
-	test-kselftest test-harness clean clean-cache
+	test-kselftest test-harness test-lint fuzz clean clean-cache
 
 help:
 	@echo "make run         build, boot, show build IDs of a process via PROCMAP_QUERY"
@@ -19,7 +21,8 @@ help:
 	@echo "make config      generate and check the kernel .config"
 	@echo "make build       build the kernel (incremental)"
 	@echo "make vm CMD=...  boot the kernel and run CMD as root; exits with CMD's status"
-	@echo "make test-host | test-kunit | test-kselftest | test-harness   one test stage"
+	@echo "make test-host | test-lint | test-kunit | test-kselftest | test-harness   one test stage"
+	@echo "make fuzz        differential fuzzing of the parser against lib/buildid.c (FUZZ_SECONDS=600)"
 	@echo "make clean       remove host build output (target/)"
 	@echo "make clean-cache remove the kernel source and build cache"
 
@@ -55,6 +58,13 @@ test-kselftest: deps
 
 test-harness: deps
 	@$(KHARNESS) test build harness
+
+test-lint: deps
+	@$(KHARNESS) test build lint
+
+fuzz: tree
+	@BUILDID_C_SOURCE=$$($(KHARNESS) csource) cargo run --release -p buildid-elf \
+		--bin buildid-elf-fuzz -- --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf target

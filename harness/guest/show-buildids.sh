@@ -12,7 +12,12 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 	case $(readlink /proc/$pid/exe) in */sleep) break ;; esac
 	sleep 0.1
 done
-echo "kernel: $(uname -r), $(zcat /proc/config.gz 2>/dev/null | grep -c '^CONFIG_RUST=y' | sed 's/1/Rust enabled/;s/^0$/no Rust/')"
+if zcat /proc/config.gz 2>/dev/null | grep -q '^CONFIG_RUST_BUILDID=y'; then
+	impl="Rust (CONFIG_RUST_BUILDID=y)"
+else
+	impl="C (lib/buildid.c)"
+fi
+echo "kernel $(uname -r); build IDs served by the $impl implementation"
 echo "process $pid: $(readlink /proc/$pid/exe)"
 echo
 out=$(mktemp)

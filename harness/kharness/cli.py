@@ -2,6 +2,7 @@
 """Command line of the harness; the root Makefile calls these commands."""
 
 import argparse
+import os
 import sys
 
 from .common import HarnessError
@@ -25,6 +26,14 @@ def cmd_config(_args):
 def cmd_build(_args):
     from .kbuild import build_kernel
     build_kernel()
+    return 0
+
+
+def cmd_csource(_args):
+    from .kbuild import Kernel
+    source = Kernel().source
+    source.ensure_pristine()
+    print(os.path.join(source.pristine, "lib", "buildid.c"))
     return 0
 
 
@@ -62,6 +71,7 @@ def main(argv):
     sub.add_parser("config", help="generate and check the kernel .config")
     sub.add_parser("build", help="build the kernel incrementally")
     sub.add_parser("builddir", help="print the build directory")
+    sub.add_parser("csource", help="print the path of the pristine lib/buildid.c")
     v = sub.add_parser("vm", help="boot the built kernel and run a command as root")
     v.add_argument("--timeout", type=int, default=600, help="seconds (default 600)")
     v.add_argument("--memory", default="2G")

