@@ -33,6 +33,10 @@ static char *huge_dir;
 module_param(huge_dir, charp, 0444);
 MODULE_PARM_DESC(huge_dir, "directory on tmpfs mounted with huge=always for large folio tests");
 
+static int secret_fd = -1;
+module_param(secret_fd, int, 0444);
+MODULE_PARM_DESC(secret_fd, "fd of a memfd_secret() file in the loading task");
+
 #define NT_GNU_BUILD_ID 3
 
 /* Where a test image puts its program headers and its build ID note. */
@@ -489,6 +493,33 @@ static void buildid_large_folio(struct kunit *test)
 	expect_all_modes(test, f, 0, 0, 20);
 }
 
+/* --- memfd_secret ------------------------------------------------------ */
+
+static struct file *secret_file;
+
+/* Runs in the task that loads the module, which holds the secret fd. */
+static int buildid_secretmem_init(struct kunit_suite *suite)
+{
+	if (secret_fd >= 0)
+		secret_file = fget(secret_fd);
+	return 0;
+}
+
+static void buildid_secretmem_exit(struct kunit_suite *suite)
+{
+	if (secret_file)
+		fput(secret_file);
+	secret_file = NULL;
+}
+
+/* The file holds a valid ELF image with a build ID that must never be read. */
+static void buildid_secretmem_rejected(struct kunit *test)
+{
+	if (!secret_file)
+		kunit_skip(test, "no memfd_secret() file (load with secret_fd=)");
+	expect_all_modes(test, secret_file, -EFAULT, -EFAULT, 20);
+}
+
 static struct kunit_case buildid_buf_cases[] = {
 	KUNIT_CASE(buildid_buf_valid_and_truncated),
 	KUNIT_CASE(buildid_buf_rejects_bad_notes),
@@ -518,7 +549,19 @@ static struct kunit_suite buildid_file_suite = {
 	.test_cases = buildid_file_cases,
 };
 
-kunit_test_suites(&buildid_buf_suite, &buildid_file_suite);
+static struct kunit_case buildid_secretmem_cases[] = {
+	KUNIT_CASE(buildid_secretmem_rejected),
+	{}
+};
+
+static struct kunit_suite buildid_secretmem_suite = {
+	.name = "buildid_secretmem",
+	.suite_init = buildid_secretmem_init,
+	.suite_exit = buildid_secretmem_exit,
+	.test_cases = buildid_secretmem_cases,
+};
+
+kunit_test_suites(&buildid_buf_suite, &buildid_file_suite, &buildid_secretmem_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the Rust build ID parser against the C reference");
 MODULE_LICENSE("GPL");

@@ -15,7 +15,9 @@ mkdir "$work/ext4" "$work/huge"
 loopdev=$(losetup -f --show "$work/ext4.img")
 mount -t ext4 "$loopdev" "$work/ext4"
 mount -t tmpfs -o huge=always,size=64M tmpfs "$work/huge"
-modprobe buildid_kunit dir="$work/ext4" huge_dir="$work/huge"
+# The loader holds a memfd_secret() file and passes it as secret_fd=N.
+"$BUILDID_GUEST_BIN/load_with_secretmem" "$(modinfo -n buildid_kunit)" \
+	dir="$work/ext4" huge_dir="$work/huge"
 modprobe -r buildid_kunit
 umount "$work/huge" "$work/ext4"
 losetup -d "$loopdev"

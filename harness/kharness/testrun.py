@@ -122,10 +122,26 @@ def parse_ktap(text):
     return passed, failed, cases
 
 
+def guest_programs():
+    """Build the C helpers the guest scripts use; returns their directory."""
+    bindir = os.path.join(CACHE, "guest-bin")
+    os.makedirs(bindir, exist_ok=True)
+    src_dir = os.path.join(HARNESS, "guest")
+    for name in sorted(os.listdir(src_dir)):
+        if not name.endswith(".c"):
+            continue
+        src, exe = os.path.join(src_dir, name), os.path.join(bindir, name[:-2])
+        if not os.path.exists(exe) or os.stat(exe).st_mtime < os.stat(src).st_mtime:
+            run(["gcc", "-O2", "-Wall", "-Werror", "-o", exe, src])
+    return bindir
+
+
 def stage_kunit(kernel):
     """Built-in KUnit suites run at boot; their KTAP is read from the log."""
+    bindir = guest_programs()
     script = os.path.join(HARNESS, "guest", "kunit.sh")
-    status, run_dir = boot(f"sh {shlex.quote(script)}", kernel=kernel, cwd="/")
+    status, run_dir = boot(f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}",
+                           kernel=kernel, cwd="/")
     try:
         with open(os.path.join(run_dir, "dmesg.txt"), errors="replace") as f:
             log = f.read()
@@ -234,6 +250,35 @@ CHECKPATCH_EXCEPTIONS = {
 }
 
 
+UNSAFE_USE = re.compile(r"\bunsafe\s*(\{|impl\b)")
+
+
+def unsafe_without_safety_comment(path):
+    """Line numbers of unsafe blocks and impls with no '// SAFETY:' comment above them.
+
+    The comment must be in the comment lines right above the line, or above
+    the start of the statement the block is part of (at most 6 lines up).
+    """
+    with open(path) as f:
+        lines = f.read().splitlines()
+    bad = []
+    for i, line in enumerate(lines):
+        code = line.split("//", 1)[0]
+        if not UNSAFE_USE.search(code):
+            continue
+        ok = False
+        for j in range(i - 1, max(i - 7, -1), -1):
+            text = lines[j].strip()
+            if "SAFETY:" in text:
+                ok = True
+                break
+            if UNSAFE_USE.search(text.split("//", 1)[0]) or text.endswith(("}", ";")):
+                break
+        if not ok:
+            bad.append(i + 1)
+    return bad
+
+
 def stage_lint(kernel):
     """rustfmt and checkpatch on the project's kernel files (clippy runs in the build)."""
     from .tree import project_files
@@ -258,6 +303,18 @@ def stage_lint(kernel):
                        ["perl", checkpatch, "--no-tree", "--quiet", "--no-signoff",
                         "--show-types", "--ignore", "FILE_PATH_CHANGES,COMMIT_MESSAGE",
                         os.path.join(REPO, "patches", name)]))
+    for f in [f for f in files if f.endswith(".rs")]:
+        bad = unsafe_without_safety_comment(os.path.join(REPO, f))
+        ok = not bad
+        print(f"{'ok' if ok else 'not ok'} - every unsafe block in {f} has a SAFETY comment"
+              + ("" if ok else f" (lines {', '.join(map(str, bad))})"))
+        passed, failed = passed + ok, failed + (not ok)
+    elf = os.path.join(REPO, "rust", "kernel", "buildid", "elf.rs")
+    with open(elf) as fh:
+        code = "\n".join(line.split("//", 1)[0] for line in fh)
+    ok = not re.search(r"\bunsafe\b", code)
+    print(f"{'ok' if ok else 'not ok'} - the ELF parser has no unsafe code")
+    passed, failed = passed + ok, failed + (not ok)
     for name, cmd in checks:
         proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)

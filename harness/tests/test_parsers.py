@@ -101,3 +101,52 @@ class KtapTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class UnsafeCommentTest(unittest.TestCase):
+    def lines(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".rs", delete=False) as f:
+            f.write(text)
+        try:
+            return testrun.unsafe_without_safety_comment(f.name)
+        finally:
+            os.unlink(f.name)
+
+    def test_commented_blocks_pass(self):
+        self.assertEqual(self.lines(
+            "fn f() {\n"
+            "    // SAFETY: fine.\n"
+            "    let x = unsafe { g() };\n"
+            "    // SAFETY: also\n"
+            "    // fine.\n"
+            "    unsafe {\n"
+            "        h()\n"
+            "    };\n"
+            "}\n"
+            "// SAFETY: it is.\n"
+            "unsafe impl Send for X {}\n"), [])
+
+    def test_missing_comment_is_reported(self):
+        self.assertEqual(self.lines(
+            "fn f() {\n"
+            "    // SAFETY: fine.\n"
+            "    let x = unsafe { g() };\n"
+            "    let y = unsafe { g() };\n"
+            "}\n"
+            "unsafe impl Sync for X {}\n"
+            "/// Docs mention unsafe { here } in a comment only.\n"), [4, 6])
+
+
+class BuildWarningTest(unittest.TestCase):
+    def test_only_project_files_count(self):
+        lines = [
+            "warning: unused variable: `x`\n",
+            "  --> /cache/tree/linux/rust/kernel/buildid/freader.rs:10:5\n",
+            "warning: something upstream\n",
+            "  --> /cache/tree/linux/rust/kernel/task.rs:3:1\n",
+            "/cache/tree/linux/lib/buildid_kunit.c:12:3: warning: unused [-Wunused]\n",
+            "/cache/tree/linux/mm/filemap.c:1:1: warning: upstream\n",
+        ]
+        found = kbuild.project_warnings(lines)
+        self.assertEqual([o for _, o in found], ["rust/kernel.o", "lib/buildid_kunit.o"])
+        self.assertIn("unused variable", found[0][0])
