@@ -13,7 +13,9 @@ import time
 from .common import CACHE, REPO, HarnessError, info, run
 from .tree import Source, project_files
 
-FRAGMENT = os.path.join(REPO, "kernel", "configs", "buildid.config")
+# BUILDID_FRAGMENT selects another fragment, e.g. to build with the option off.
+FRAGMENT = os.environ.get("BUILDID_FRAGMENT") or os.path.join(
+    REPO, "kernel", "configs", "buildid.config")
 PATCHES = os.path.join(REPO, "patches")
 BASE_CONFIG = "allnoconfig"
 
@@ -179,7 +181,7 @@ class Kernel:
         bad = check_config(self.fragment, new)
         if bad:
             raise HarnessError(
-                "config options from kernel/configs/buildid.config did not take "
+                f"config options from {os.path.relpath(self.fragment, REPO)} did not take "
                 "(unmet dependency or unknown option):\n  " + "\n  ".join(bad))
         cur = os.path.join(self.build, ".config")
         if not os.path.exists(cur) or not filecmp.cmp(new, cur, shallow=False):

@@ -234,12 +234,40 @@ def stage_harness(kernel):
     ok = status == 3
     print(f"{'ok' if ok else 'not ok'} - guest exit status 3 comes back as 3 (got {status})")
     passed, failed = passed + ok, failed + (not ok)
-    status = run_vm("modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT",
-                    kernel=kernel, cwd="/", quiet=True)
+    status, run_dir = boot("modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT",
+                           kernel=kernel, cwd="/", quiet=True)
     ok = status != 0
     print(f"{'ok' if ok else 'not ok'} - a kernel WARNING fails the run (got {status})")
     passed, failed = passed + ok, failed + (not ok)
+    # With CONFIG_STACKTRACE_BUILD_ID the WARNING's stack dump shows the build
+    # IDs the kernel computed at boot (init_vmlinux_build_id) and at module
+    # load (build_id_parse_buf); both must be what readelf finds in the files.
+    try:
+        with open(os.path.join(run_dir, "dmesg.txt"), errors="replace") as f:
+            log = f.read()
+    except FileNotFoundError:
+        log = ""
+    for what, pattern, path in [
+        ("vmlinux_build_id", r"CPU: \d+ UID: \d+ PID: .* ([0-9a-f]{40})$",
+         os.path.join(kernel.build, "vmlinux")),
+        ("lkdtm.ko build ID", r"\[lkdtm ([0-9a-f]{2,40})\]$",
+         os.path.join(kernel.build, "drivers", "misc", "lkdtm", "lkdtm.ko")),
+    ]:
+        shown = [m.group(1) for m in (re.search(pattern, line.rstrip())
+                                      for line in log.splitlines()) if m]
+        want = readelf_build_id(path)
+        ok = bool(shown) and want is not None and all(x == want for x in shown)
+        print(f"{'ok' if ok else 'not ok'} - {what} in the stack dump matches readelf -n "
+              f"({shown[0] if shown else 'not shown'} vs {want})")
+        passed, failed = passed + ok, failed + (not ok)
     return passed, failed
+
+
+def readelf_build_id(path):
+    proc = subprocess.run(["readelf", "-n", path], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]+)", proc.stdout)
+    return m.group(1) if m else None
 
 
 # Checkpatch types that do not apply to one file, each with the reason.
