@@ -239,6 +239,10 @@ def stage_harness(kernel):
     ok = status != 0
     print(f"{'ok' if ok else 'not ok'} - a kernel WARNING fails the run (got {status})")
     passed, failed = passed + ok, failed + (not ok)
+    status = run_vm("modprobe kmemleak-test", kernel=kernel, cwd="/", quiet=True)
+    ok = status != 0
+    print(f"{'ok' if ok else 'not ok'} - a kmemleak report fails the run (got {status})")
+    passed, failed = passed + ok, failed + (not ok)
     # With CONFIG_STACKTRACE_BUILD_ID the WARNING's stack dump shows the build
     # IDs the kernel computed at boot (init_vmlinux_build_id) and at module
     # load (build_id_parse_buf); both must be what readelf finds in the files.

@@ -61,6 +61,10 @@ export BUILDID_IN_VM=1
 (sh -c {cmd} </dev/null; echo $? > "$RUN/status") > "$RUN/guest-output.txt" 2>&1
 status=$(cat "$RUN/status")
 if [ -w /sys/kernel/debug/kmemleak ]; then
+	# kmemleak reports an object only if it was already 5 s old when the
+	# previous scan started: let the command's objects age, scan twice.
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak 2>/dev/null
 	echo scan > /sys/kernel/debug/kmemleak 2>/dev/null
 	cat /sys/kernel/debug/kmemleak > "$RUN/kmemleak.txt" 2>/dev/null
 fi
