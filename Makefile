@@ -20,7 +20,7 @@ help:
 	@echo "make tree        extract the kernel source and apply the overlay"
 	@echo "make config      generate and check the kernel .config"
 	@echo "make build       build the kernel (incremental)"
-	@echo "make vm CMD=...  boot the kernel and run CMD as root; exits with CMD's status"
+	@echo "make vm CMD=...  boot the kernel and run CMD as root (harness/vm-run CMD exits with CMD's status)"
 	@echo "make test-host | test-lint | test-kunit | test-kselftest | test-harness   one test stage"
 	@echo "make fuzz        differential fuzzing of the parser against lib/buildid.c (FUZZ_SECONDS=600)"
 	@echo "make clean       remove host build output (target/)"

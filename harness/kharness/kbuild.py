@@ -11,7 +11,7 @@ import sys
 import time
 
 from .common import CACHE, REPO, HarnessError, info, run
-from .tree import Source, project_files
+from .tree import Source, kernel_version, project_files
 
 # BUILDID_FRAGMENT selects another fragment, e.g. to build with the option off.
 FRAGMENT = os.environ.get("BUILDID_FRAGMENT") or os.path.join(
@@ -141,10 +141,12 @@ class Kernel:
         # The config itself is regenerated from the fragment on every build.
         self.build = os.path.join(CACHE, "build", self.source.key)
 
+    def make_cmd(self, *targets, out=None, extra=()):
+        return ["make", "-s", "-C", self.source.tree, f"O={out or self.build}",
+                f"-j{jobs()}"] + toolchain_vars() + list(extra) + list(targets)
+
     def make(self, *targets, out=None, extra=()):
-        cmd = ["make", "-s", "-C", self.source.tree, f"O={out or self.build}",
-               f"-j{jobs()}"] + toolchain_vars() + list(extra) + list(targets)
-        run(cmd)
+        run(self.make_cmd(*targets, out=out, extra=extra))
 
     def prepare_tree(self):
         changed, recreated = self.source.overlay(PATCHES)
@@ -164,7 +166,6 @@ class Kernel:
         return kver
 
     def kernel_version(self):
-        from .tree import kernel_version
         return kernel_version(self.source.tree)
 
     def configure(self):
@@ -192,9 +193,7 @@ class Kernel:
 
     def build_all(self):
         t0 = time.monotonic()
-        cmd = ["make", "-s", "-C", self.source.tree, f"O={self.build}", f"-j{jobs()}"] \
-            + toolchain_vars() + ["all"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(self.make_cmd("all"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace")
         output = []
         for line in proc.stdout:

@@ -79,6 +79,15 @@ def stage_host():
     return passed + ran - min(bad, ran), failed + bad
 
 
+def read_run_file(run_dir, name):
+    """A file the guest left in its run directory, or "" if it did not."""
+    try:
+        with open(os.path.join(run_dir, name), errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def parse_ktap(text):
     """Count KUnit test cases in a kernel log.
 
@@ -142,11 +151,7 @@ def stage_kunit(kernel):
     script = os.path.join(HARNESS, "guest", "kunit.sh")
     status, run_dir = boot(f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}",
                            kernel=kernel, cwd="/")
-    try:
-        with open(os.path.join(run_dir, "dmesg.txt"), errors="replace") as f:
-            log = f.read()
-    except FileNotFoundError:
-        log = ""
+    log = read_run_file(run_dir, "dmesg.txt")
     passed, failed, cases = parse_ktap(log)
     for name, ok in cases:
         if not ok:
@@ -215,11 +220,7 @@ def stage_kselftest(kernel):
     selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
     status, run_dir = boot(f"./run_kselftest.sh {selection}", kernel=kernel, cwd=install,
                            timeout=1200)
-    try:
-        with open(os.path.join(run_dir, "guest-output.txt"), errors="replace") as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = ""
+    text = read_run_file(run_dir, "guest-output.txt")
     passed, failed = parse_tap(text)
     print(f"kselftest: {passed} passed, {failed} failed")
     if passed + failed == 0 or status not in (0, 1):
@@ -246,11 +247,7 @@ def stage_harness(kernel):
     # With CONFIG_STACKTRACE_BUILD_ID the WARNING's stack dump shows the build
     # IDs the kernel computed at boot (init_vmlinux_build_id) and at module
     # load (build_id_parse_buf); both must be what readelf finds in the files.
-    try:
-        with open(os.path.join(run_dir, "dmesg.txt"), errors="replace") as f:
-            log = f.read()
-    except FileNotFoundError:
-        log = ""
+    log = read_run_file(run_dir, "dmesg.txt")
     for what, pattern, path in [
         ("vmlinux_build_id", r"CPU: \d+ UID: \d+ PID: .* ([0-9a-f]{40})$",
          os.path.join(kernel.build, "vmlinux")),
