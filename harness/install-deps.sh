@@ -16,7 +16,7 @@ APT_PACKAGES=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	pahole qemu-system-x86
 	make gcc patch flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
-	python3 python3-venv binutils busybox-static e2fsprogs
+	python3 python3-venv binutils busybox-static e2fsprogs perl util-linux
 	libbpf-dev libcap-dev
 )
 
