@@ -119,7 +119,7 @@ def run_vm(command, **kwargs):
 
 
 def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
-         kernel=None, quiet=False):
+         kernel=None, quiet=False, rwdirs=()):
     """Boot, run command, return (exit status, run directory).
 
     Returns 1 when the guest command succeeded but the kernel log shows a
@@ -142,6 +142,8 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
     console = os.path.join(run, "console.log")
     cmd = [VNG, "--run", kernel.build, "--disable-kvm", "--cpus", "2", "--memory", memory,
            "--user", "root", "--rwdir", run, "--verbose"]
+    for d in rwdirs:
+        cmd += ["--rwdir", d]
     for a in append:
         cmd += ["--append", a]
     cmd += ["--exec", f"sh {wrapper}"]

@@ -98,6 +98,17 @@ class KtapTest(unittest.TestCase):
                "ok 3 selftests: proc: c # SKIP\n# ok 4 not a result\n"
         self.assertEqual(testrun.parse_tap(text), (1, 1))
 
+    def test_buildid_suite_counts_cases_and_skips_fail(self):
+        text = ("# selftests: buildid: procmap_buildid\n# 1..3\n"
+                "# ok 1 procmap.elf32\n# not ok 2 procmap.malformed\n"
+                "# ok 3 stack.lockdep # SKIP not on 9p\n"
+                "not ok 1 selftests: buildid: procmap_buildid # exit=1\n")
+        self.assertEqual(testrun.parse_buildid_suite(text), (1, 2))
+
+    def test_buildid_program_without_cases_fails(self):
+        text = "# selftests: buildid: perf_buildid\nnot ok 3 selftests: buildid: perf_buildid\n"
+        self.assertEqual(testrun.parse_buildid_suite(text), (0, 1))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Build IDs in BPF stack traces: bpf_get_stack(), bpf_get_stackid() and
+ * bpf_get_task_stack() with user build IDs, from non-sleepable programs
+ * (page cache only) and sleepable ones (may read the file), uprobes on
+ * this binary and on a shared library, a perf_event program, and the VMA
+ * edge cases of kernel/bpf/stackmap.c.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../kselftest_harness.h"
+#include "buildid_util.h"
+#include "buildid_probe.h"
+#include "buildid_stack.h"
+
+#define PAGE 4096UL
+
+DEFINE_PROBE_FUNC(buildid_probe);
+
+DEFINE_CALL_PROBE;
+
+FIXTURE(stack) {
+	struct bpf_object *obj;
+	struct bpf_map *data_map;
+	struct bpf_link *links[4];
+	unsigned int nr_links;
+	struct stack_test_data data;
+	char exe[PATH_MAX];
+	struct build_id exe_id;
+	char dir[PATH_MAX];
+};
+
+static int read_data(struct _test_data_stack *self)
+{
+	int key = 0;
+
+	return bpf_map_lookup_elem(bpf_map__fd(self->data_map), &key, &self->data);
+}
+
+static int reset_data(struct _test_data_stack *self)
+{
+	int key = 0;
+
+	memset(&self->data, 0, sizeof(self->data));
+	self->data.target_tgid = getpid();
+	self->data.self_tid = gettid();
+	return bpf_map_update_elem(bpf_map__fd(self->data_map), &key, &self->data, BPF_ANY);
+}
+
+FIXTURE_SETUP(stack)
+{
+	struct bpf_map *map;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self->exe, sizeof(self->exe) - 1);
+	ASSERT_LT(0, n);
+	self->exe[n] = '\0';
+	ASSERT_EQ(0, elf_build_id_from_sections(self->exe, &self->exe_id));
+
+	snprintf(self->dir, sizeof(self->dir), "%s/bpfstack.XXXXXX", scratch_dir());
+	ASSERT_NE(NULL, mkdtemp(self->dir)) TH_LOG("mkdtemp in %s: %m", scratch_dir());
+
+	self->obj = bpf_object__open_file(test_file("buildid_stack.bpf.o"), NULL);
+	ASSERT_NE(NULL, self->obj) TH_LOG("open buildid_stack.bpf.o: %m");
+	ASSERT_EQ(0, bpf_object__load(self->obj)) TH_LOG("load buildid_stack.bpf.o");
+	self->data_map = NULL;
+	bpf_object__for_each_map(map, self->obj) {
+		const char *name = bpf_map__name(map);
+		size_t len = strlen(name);
+
+		if (len >= 4 && !strcmp(name + len - 4, ".bss"))
+			self->data_map = map;
+	}
+	ASSERT_NE(NULL, self->data_map);
+	ASSERT_EQ(sizeof(struct stack_test_data), bpf_map__value_size(self->data_map));
+	ASSERT_EQ(0, reset_data(self));
+	self->nr_links = 0;
+}
+
+FIXTURE_TEARDOWN(stack)
+{
+	char cmd[PATH_MAX + 16];
+
+	while (self->nr_links)
+		bpf_link__destroy(self->links[--self->nr_links]);
+	bpf_object__close(self->obj);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+}
+
+/* Attach @prog_name to the probe body of @func in @binary. */
+static int attach_probe(struct _test_data_stack *self, const char *prog_name,
+			const char *binary, const char *func)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
+	struct bpf_program *prog;
+	struct bpf_link *link;
+
+	prog = bpf_object__find_program_by_name(self->obj, prog_name);
+	if (!prog || self->nr_links == 4)
+		return -ENOENT;
+	link = bpf_program__attach_uprobe_opts(prog, getpid(), binary, PROBE_BODY_OFFSET, &opts);
+	if (!link)
+		return -errno;
+	self->links[self->nr_links++] = link;
+	return 0;
+}
+
+static void detach_all(struct _test_data_stack *self)
+{
+	while (self->nr_links)
+		bpf_link__destroy(self->links[--self->nr_links]);
+}
+
+static void expect_frame(struct __test_metadata *_metadata, const char *what,
+			 const struct bpf_stack_build_id *f, const struct build_id *want,
+			 uint64_t offset)
+{
+	struct build_id got = { .size = want->size };
+	char got_hex[48], want_hex[48];
+
+	memcpy(got.data, f->build_id, sizeof(got.data));
+	build_id_hex(&got, got_hex, sizeof(got_hex));
+	build_id_hex(want, want_hex, sizeof(want_hex));
+	EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, f->status) TH_LOG("%s: status %d", what, f->status);
+	EXPECT_TRUE(build_id_equal(want, f->build_id, want->size))
+		TH_LOG("%s: build ID %s, want %s", what, got_hex, want_hex);
+	EXPECT_EQ(offset, f->offset) TH_LOG("%s: offset %#llx, want %#llx", what,
+					     (unsigned long long)f->offset,
+					     (unsigned long long)offset);
+}
+
+/* Frame 0 at the probe in this binary, frame 1 in call_probe(). */
+static void check_binary_stack(struct __test_metadata *_metadata,
+			       struct _test_data_stack *self, const struct stack_result *res)
+{
+	const struct bpf_stack_build_id *f = res->frames;
+
+	ASSERT_EQ(1, res->hits);
+	ASSERT_LE((long)(2 * sizeof(*f)), res->ret) TH_LOG("helper returned %ld", res->ret);
+	expect_frame(_metadata, "frame 0", &f[0], &self->exe_id,
+		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
+	expect_frame(_metadata, "frame 1", &f[1], &self->exe_id,
+		     file_offset_of(call_probe) + CALL_PROBE_RETURN);
+}
+
+TEST(rust_implementation_serves)
+{
+	char why[256];
+
+	ASSERT_EQ(0, check_rust_buildid_serves(why, sizeof(why))) TH_LOG("%s", why);
+}
+
+TEST_F(stack, uprobe_cached)
+{
+	ASSERT_EQ(0, attach_probe(self, "uprobe_stack", self->exe, "buildid_probe"));
+	call_probe(buildid_probe);
+	ASSERT_EQ(0, read_data(self));
+	check_binary_stack(_metadata, self, &self->data.uprobe);
+}
+
+TEST_F(stack, uprobe_sleepable_cached)
+{
+	ASSERT_EQ(0, attach_probe(self, "uprobe_stack_sleepable", self->exe, "buildid_probe"));
+	call_probe(buildid_probe);
+	ASSERT_EQ(0, read_data(self));
+	check_binary_stack(_metadata, self, &self->data.uprobe_sleepable);
+}
+
+TEST_F(stack, stackid_map)
+{
+	struct bpf_stack_build_id frames[STACK_MAX_FRAMES];
+	struct bpf_map *map;
+	__u32 id;
+
+	ASSERT_EQ(0, attach_probe(self, "uprobe_stackid", self->exe, "buildid_probe"));
+	call_probe(buildid_probe);
+	ASSERT_EQ(0, read_data(self));
+	ASSERT_EQ(1, self->data.stackid_hits);
+	ASSERT_LE(0, self->data.stackid) TH_LOG("bpf_get_stackid: %ld", self->data.stackid);
+	map = bpf_object__find_map_by_name(self->obj, "stackmap");
+	ASSERT_NE(NULL, map);
+	id = self->data.stackid;
+	ASSERT_EQ(0, bpf_map_lookup_elem(bpf_map__fd(map), &id, frames));
+	expect_frame(_metadata, "stackmap frame 0", &frames[0], &self->exe_id,
+		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
+}
+
+/*
+ * A library whose header page is not in the page cache when the probe
+ * fires: the non-sleepable helper gives up on that frame and keeps the IP,
+ * the sleepable one reads the page.
+ */
+static void evicted_library(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			    const char *dir, bool sleepable, bool page_cache_reads)
+{
+	const char *prog = sleepable ? "uprobe_stack_sleepable" : "uprobe_stack";
+	const struct stack_result *res;
+	char path[PATH_MAX + 32];
+	void (*probe)(void);
+	struct build_id lib_id;
+	void *handle;
+
+	snprintf(path, sizeof(path), "%s/evicted_%d.so", dir, sleepable);
+	ASSERT_EQ(0, copy_file(test_file("libbuildid_sha1.so"), path));
+	ASSERT_EQ(0, elf_build_id_from_sections(path, &lib_id));
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", path, dlerror());
+	probe = (void (*)(void))dlsym(handle, "buildid_lib_probe");
+	ASSERT_NE(NULL, probe);
+	ASSERT_EQ(0, attach_probe(self, prog, path, "buildid_lib_probe"));
+	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
+
+	call_probe(probe);
+	ASSERT_EQ(0, read_data(self));
+	res = sleepable ? &self->data.uprobe_sleepable : &self->data.uprobe;
+	ASSERT_EQ(1, res->hits);
+	ASSERT_LE((long)(2 * sizeof(res->frames[0])), res->ret);
+	if (sleepable) {
+		expect_frame(_metadata, "library frame", &res->frames[0], &lib_id,
+			     file_offset_of(probe) + PROBE_BODY_OFFSET);
+		if (page_cache_reads)
+			EXPECT_TRUE(file_page_cached(path, 0));
+	} else {
+		EXPECT_EQ(BPF_STACK_BUILD_ID_IP, res->frames[0].status);
+		EXPECT_EQ((uintptr_t)probe + PROBE_BODY_OFFSET, res->frames[0].ip);
+		EXPECT_FALSE(file_page_cached(path, 0)) TH_LOG("nofault read the file");
+	}
+	/* The caller's frame, in a file that is cached, resolves either way. */
+	EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, res->frames[1].status);
+	EXPECT_TRUE(build_id_equal(&self->exe_id, res->frames[1].build_id, self->exe_id.size));
+	detach_all(self);
+	dlclose(handle);
+}
+
+TEST_F(stack, uprobe_evicted_nofault)
+{
+	evicted_library(_metadata, self, self->dir, false, true);
+}
+
+TEST_F(stack, uprobe_evicted_sleepable)
+{
+	evicted_library(_metadata, self, self->dir, true, true);
+}
+
+static int lockdep_debug_locks(void)
+{
+	char line[256];
+	int val = -1;
+	FILE *f = fopen("/proc/lockdep_stats", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " debug_locks: %d", &val) == 1)
+			break;
+	fclose(f);
+	return val;
+}
+
+/*
+ * The sleepable path must not read a file under mmap_lock: 9p takes the
+ * inode lock to read, and a write to 9p takes it before faulting in the
+ * user buffer, so lockdep sees the cycle if the parse runs under the lock.
+ */
+TEST_F(stack, sleepable_read_without_mmap_lock)
+{
+	const char *dir = self_dir();
+	char fstype[32];
+
+	if (fs_type_of(dir, fstype, sizeof(fstype)) || strcmp(fstype, "9p"))
+		SKIP(return, "%s is not on 9p, whose reads take the inode lock", dir);
+	if (lockdep_debug_locks() != 1)
+		SKIP(return, "lockdep is not enabled or already turned off");
+
+	/* copy_file() writes to 9p: the inode lock, then a user page fault. */
+	evicted_library(_metadata, self, dir, true, false);
+	EXPECT_EQ(1, lockdep_debug_locks()) TH_LOG("lockdep reported a problem, see dmesg");
+	unlink(test_file("evicted_1.so"));
+}
+
+/* A perf_event program on the software cpu-clock, sampling this process. */
+TEST_F(stack, perf_event_cpu_clock)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000,
+		.disabled = 1, .exclude_kernel = 1,
+	};
+	const struct bpf_stack_build_id *f = self->data.perf.frames;
+	struct mapping text;
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	unsigned long spin = 0;
+	unsigned int round;
+	int pfd;
+
+	pfd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open cpu-clock: %m");
+	prog = bpf_object__find_program_by_name(self->obj, "perf_stack");
+	ASSERT_NE(NULL, prog);
+	link = bpf_program__attach_perf_event(prog, pfd);
+	ASSERT_NE(NULL, link);
+	self->links[self->nr_links++] = link;
+	ASSERT_EQ(0, ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0));
+	for (round = 0; round < 100 && !self->data.perf.hits; round++) {
+		for (unsigned long i = 0; i < 10000000; i++) {
+			spin += i;
+			asm volatile("" : "+r" (spin));
+		}
+		ASSERT_EQ(0, read_data(self));
+	}
+	detach_all(self);
+	close(pfd);
+
+	ASSERT_EQ(1, self->data.perf.hits);
+	ASSERT_LE((long)sizeof(*f), self->data.perf.ret);
+	/* Sampled while spinning in this function, in this binary's text. */
+	ASSERT_EQ(0, maps_find(getpid(), (uintptr_t)check_binary_stack, &text));
+	expect_frame(_metadata, "sampled frame", &f[0], &self->exe_id, f[0].offset);
+	EXPECT_LE(text.offset, f[0].offset);
+	EXPECT_GT(text.offset + (text.end - text.start), f[0].offset);
+}
+
+static void *block_on_pipe(void *arg)
+{
+	int *fds = arg;
+	char c;
+
+	fds[2] = gettid();
+	return (void *)(long)read(fds[0], &c, 1);
+}
+
+/*
+ * bpf_get_task_stack() from a task iterator: user stacks of another task
+ * are not walked (-EOPNOTSUPP in 6.12, no build ID of a foreign mm); the
+ * iterating task's own stack is, in both the plain and the sleepable
+ * iterator.
+ */
+TEST_F(stack, task_stack_iterator)
+{
+	static const char * const progs[] = { "task_stack", "task_stack_sleepable" };
+	int fds[3] = { -1, -1, 0 };
+	struct build_id libc_id;
+	struct mapping libc;
+	pthread_t thread;
+	unsigned int i;
+
+	ASSERT_EQ(0, maps_find(getpid(), (uintptr_t)read, &libc));
+	ASSERT_EQ(0, elf_build_id_from_sections(libc.path, &libc_id));
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, block_on_pipe, fds));
+	while (!__atomic_load_n(&fds[2], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(100000);
+
+	for (i = 0; i < 2; i++) {
+		const struct stack_result *res;
+		struct bpf_program *prog;
+		struct bpf_link *link;
+		char buf[64];
+		int iter;
+
+		ASSERT_EQ(0, reset_data(self));
+		self->data.target_tid = fds[2];
+		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->data_map), &(int){0},
+						 &self->data, BPF_ANY));
+		prog = bpf_object__find_program_by_name(self->obj, progs[i]);
+		ASSERT_NE(NULL, prog);
+		link = bpf_program__attach_iter(prog, NULL);
+		ASSERT_NE(NULL, link) TH_LOG("attach %s", progs[i]);
+		iter = bpf_iter_create(bpf_link__fd(link));
+		ASSERT_LE(0, iter);
+		while (read(iter, buf, sizeof(buf)) > 0)
+			;
+		close(iter);
+		bpf_link__destroy(link);
+		ASSERT_EQ(0, read_data(self));
+
+		if (i == 0) {
+			EXPECT_EQ(1, self->data.task_other.hits);
+			EXPECT_EQ(-EOPNOTSUPP, self->data.task_other.ret);
+		}
+		res = i ? &self->data.task_self_sleepable : &self->data.task_self;
+		ASSERT_EQ(1, res->hits) TH_LOG("%s", progs[i]);
+		ASSERT_LE((long)sizeof(res->frames[0]), res->ret) TH_LOG("%s", progs[i]);
+		/* Frame 0 is the read() system call, inside libc. */
+		EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, res->frames[0].status);
+		EXPECT_TRUE(build_id_equal(&libc_id, res->frames[0].build_id, libc_id.size))
+			TH_LOG("%s: frame 0 is not in %s", progs[i], libc.path);
+	}
+	ASSERT_EQ(1, write(fds[1], "x", 1));
+	pthread_join(thread, NULL);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/*
+ * Two crafted ELF files, A and B, whose code pages are mapped back to back,
+ * so that A's VMA ends where B's begins.  A's last instruction is a call,
+ * so a return address equals A's vm_end and belongs to B.  The stack at the
+ * probe, innermost first: this binary, A (inner), B (start), this binary.
+ */
+static const unsigned char code_a_inner[] = {
+	0x55,			/* push %rbp */
+	0x48, 0x89, 0xe5,	/* mov %rsp,%rbp */
+	0xff, 0xd6,		/* call *%rsi: the probe */
+	0x5d,			/* pop %rbp */
+	0xc3,			/* ret */
+};
+static const unsigned char code_a_outer[] = {
+	0x55,			/* push %rbp */
+	0x48, 0x89, 0xe5,	/* mov %rsp,%rbp */
+	0xff, 0xd7,		/* call *%rdi: inner; returns to A's vm_end */
+};
+static const unsigned char code_b[] = {
+	0x5d,			/* pop %rbp: outer's frame */
+	0xc3,			/* ret */
+};
+
+static void vma_boundary(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			 bool sleepable)
+{
+	const char *prog = sleepable ? "uprobe_stack_sleepable" : "uprobe_stack";
+	unsigned char code[PAGE];
+	struct elf_craft a = { .phoff = 0x40, .note_off = 0x100, .code_off = PAGE,
+			       .code = code, .code_size = PAGE };
+	struct elf_craft b = { .phoff = 0x40, .note_off = 0x100, .code_off = PAGE,
+			       .code = code_b, .code_size = sizeof(code_b) };
+	char path_a[PATH_MAX + 8], path_b[PATH_MAX + 8];
+	void (*outer)(void *inner, void (*probe)(void));
+	const struct stack_result *res;
+	unsigned char *area;
+	int fd_a, fd_b;
+
+	memset(code, 0xcc, sizeof(code));
+	memcpy(code, code_a_inner, sizeof(code_a_inner));
+	memcpy(code + PAGE - sizeof(code_a_outer), code_a_outer, sizeof(code_a_outer));
+	build_id_pattern(&a.id, 20, 0xa0);
+	build_id_pattern(&b.id, 16, 0xb0);
+	snprintf(path_a, sizeof(path_a), "%s/a.elf", self->dir);
+	snprintf(path_b, sizeof(path_b), "%s/b.elf", self->dir);
+	ASSERT_EQ(0, elf_craft_file(path_a, &a));
+	ASSERT_EQ(0, elf_craft_file(path_b, &b));
+
+	area = mmap(NULL, 2 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	fd_a = open(path_a, O_RDONLY | O_CLOEXEC);
+	fd_b = open(path_b, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd_a);
+	ASSERT_LE(0, fd_b);
+	ASSERT_EQ(area, mmap(area, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+			     fd_a, PAGE));
+	ASSERT_EQ(area + PAGE, mmap(area + PAGE, PAGE, PROT_READ | PROT_EXEC,
+				    MAP_PRIVATE | MAP_FIXED, fd_b, PAGE));
+	close(fd_a);
+	close(fd_b);
+
+	ASSERT_EQ(0, attach_probe(self, prog, self->exe, "buildid_probe"));
+	outer = (void *)(area + PAGE - sizeof(code_a_outer));
+	outer(area, buildid_probe);
+	ASSERT_EQ(0, read_data(self));
+	res = sleepable ? &self->data.uprobe_sleepable : &self->data.uprobe;
+	ASSERT_EQ(1, res->hits);
+	ASSERT_LE((long)(4 * sizeof(res->frames[0])), res->ret);
+	expect_frame(_metadata, "frame 0 (probe)", &res->frames[0], &self->exe_id,
+		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
+	expect_frame(_metadata, "frame 1 (A)", &res->frames[1], &a.id, PAGE + 6);
+	expect_frame(_metadata, "frame 2 (B at A's vm_end)", &res->frames[2], &b.id, PAGE);
+	EXPECT_TRUE(build_id_equal(&self->exe_id, res->frames[3].build_id, self->exe_id.size));
+	detach_all(self);
+	munmap(area, 2 * PAGE);
+}
+
+TEST_F(stack, vma_boundary_nofault)
+{
+	vma_boundary(_metadata, self, false);
+}
+
+TEST_F(stack, vma_boundary_sleepable)
+{
+	vma_boundary(_metadata, self, true);
+}
+
+TEST_HARNESS_MAIN

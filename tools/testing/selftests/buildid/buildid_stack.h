@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Layout shared by buildid_stack.bpf.c and bpf_stack_buildid.c. */
+#ifndef BUILDID_SELFTEST_STACK_H
+#define BUILDID_SELFTEST_STACK_H
+
+#define STACK_MAX_FRAMES 16
+
+struct stack_result {
+	long ret;			/* helper return value */
+	unsigned int hits;		/* times the program stored a result */
+	struct bpf_stack_build_id frames[STACK_MAX_FRAMES];
+};
+
+/* The only global of the BPF object: user space reads it as .bss. */
+struct stack_test_data {
+	int target_tgid;		/* process whose stacks are recorded */
+	int target_tid;			/* another task, for bpf_get_task_stack() */
+	int self_tid;			/* the task that reads the iterator */
+	struct stack_result uprobe;
+	struct stack_result uprobe_sleepable;
+	struct stack_result perf;
+	struct stack_result task_other;
+	struct stack_result task_self;
+	struct stack_result task_self_sleepable;
+	long stackid;
+	unsigned int stackid_hits;
+};
+
+#endif

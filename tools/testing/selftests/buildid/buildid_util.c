@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by the build ID selftests.  Everything that computes an
+ * expected build ID lives here and never asks the kernel: linked files are
+ * read through their section headers, crafted files carry the ID they were
+ * written with.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/btf.h>
+
+#include "buildid_util.h"
+
+static unsigned char *read_whole(const char *path, size_t *len)
+{
+	unsigned char *buf = NULL;
+	struct stat st;
+	size_t done = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || st.st_size <= 0)
+		goto out;
+	buf = malloc(st.st_size);
+	if (!buf)
+		goto out;
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, st.st_size - done);
+
+		if (n <= 0) {
+			free(buf);
+			buf = NULL;
+			goto out;
+		}
+		done += n;
+	}
+	*len = done;
+out:
+	close(fd);
+	return buf;
+}
+
+static size_t align4(size_t v)
+{
+	return (v + 3) & ~(size_t)3;
+}
+
+/* Offset of the GNU build ID note inside [off, off + size), or -ENOENT. */
+static long find_gnu_note(const unsigned char *buf, size_t len, uint64_t off,
+			  uint64_t size, struct build_id *id)
+{
+	uint64_t end = off + size;
+
+	if (off > len || size > len - off)
+		return -EINVAL;
+	while (end - off >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		uint64_t name = off + sizeof(nh), desc;
+
+		memcpy(&nh, buf + off, sizeof(nh));
+		desc = name + align4(nh.n_namesz);
+		if (desc > end || nh.n_descsz > end - desc)
+			return -EINVAL;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(buf + name, "GNU", 4)) {
+			if (!nh.n_descsz || nh.n_descsz > BUILD_ID_MAX)
+				return -EINVAL;
+			if (id) {
+				id->size = nh.n_descsz;
+				memcpy(id->data, buf + desc, nh.n_descsz);
+			}
+			return off;
+		}
+		off = desc + align4(nh.n_descsz);
+	}
+	return -ENOENT;
+}
+
+static long sections_build_id(const unsigned char *buf, size_t len, struct build_id *id)
+{
+	uint64_t shoff, shnum, shentsize, i;
+	bool elf64;
+
+	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG))
+		return -EINVAL;
+	elf64 = buf[EI_CLASS] == ELFCLASS64;
+	if (elf64) {
+		Elf64_Ehdr eh;
+
+		if (len < sizeof(eh))
+			return -EINVAL;
+		memcpy(&eh, buf, sizeof(eh));
+		shoff = eh.e_shoff;
+		shnum = eh.e_shnum;
+		shentsize = eh.e_shentsize;
+		if (shentsize != sizeof(Elf64_Shdr))
+			return -EINVAL;
+	} else {
+		Elf32_Ehdr eh;
+
+		if (len < sizeof(eh))
+			return -EINVAL;
+		memcpy(&eh, buf, sizeof(eh));
+		shoff = eh.e_shoff;
+		shnum = eh.e_shnum;
+		shentsize = eh.e_shentsize;
+		if (shentsize != sizeof(Elf32_Shdr))
+			return -EINVAL;
+	}
+	if (shoff > len || shnum * shentsize > len - shoff)
+		return -EINVAL;
+
+	for (i = 0; i < shnum; i++) {
+		uint64_t type, off, size;
+		long found;
+
+		if (elf64) {
+			Elf64_Shdr sh;
+
+			memcpy(&sh, buf + shoff + i * shentsize, sizeof(sh));
+			type = sh.sh_type;
+			off = sh.sh_offset;
+			size = sh.sh_size;
+		} else {
+			Elf32_Shdr sh;
+
+			memcpy(&sh, buf + shoff + i * shentsize, sizeof(sh));
+			type = sh.sh_type;
+			off = sh.sh_offset;
+			size = sh.sh_size;
+		}
+		if (type != SHT_NOTE)
+			continue;
+		found = find_gnu_note(buf, len, off, size, id);
+		if (found != -ENOENT)
+			return found;
+	}
+	return -ENOENT;
+}
+
+int elf_build_id_from_sections(const char *path, struct build_id *id)
+{
+	unsigned char *buf;
+	size_t len;
+	long ret;
+
+	buf = read_whole(path, &len);
+	if (!buf)
+		return -errno ?: -EIO;
+	ret = sections_build_id(buf, len, id);
+	free(buf);
+	return ret < 0 ? ret : 0;
+}
+
+long elf_build_id_note_offset(const char *path)
+{
+	unsigned char *buf;
+	size_t len;
+	long ret;
+
+	buf = read_whole(path, &len);
+	if (!buf)
+		return -errno ?: -EIO;
+	ret = sections_build_id(buf, len, NULL);
+	free(buf);
+	return ret;
+}
+
+void build_id_hex(const struct build_id *id, char *buf, size_t len)
+{
+	unsigned int i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < id->size && 2 * i + 2 < len; i++)
+		snprintf(buf + 2 * i, 3, "%02x", id->data[i]);
+}
+
+bool build_id_equal(const struct build_id *a, const unsigned char *data,
+		    unsigned int size)
+{
+	return a->size == size && !memcmp(a->data, data, size);
+}
+
+void build_id_pattern(struct build_id *id, unsigned int size, unsigned char seed)
+{
+	unsigned int i;
+
+	id->size = size;
+	memset(id->data, 0, sizeof(id->data));
+	for (i = 0; i < size; i++)
+		id->data[i] = seed + 17 * i + 1;
+}
+
+unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len)
+{
+	size_t ehsize = c->elf32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
+	size_t phentsize = c->elf32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+	unsigned int phnum = c->id.size ? 2 : 1;
+	size_t note_len = sizeof(Elf64_Nhdr) + 4 + align4(c->id.size);
+	uint64_t size = c->size;
+	unsigned char *img;
+	Elf64_Nhdr nh = { .n_namesz = 4, .n_descsz = c->id.size,
+			  .n_type = NT_GNU_BUILD_ID };
+
+	if (c->phoff < ehsize)
+		return NULL;
+	if (size < c->phoff + phnum * phentsize)
+		size = c->phoff + phnum * phentsize;
+	if (c->id.size && size < c->note_off + note_len)
+		size = c->note_off + note_len;
+	if (c->code && size < c->code_off + c->code_size)
+		size = c->code_off + c->code_size;
+
+	img = calloc(1, size);
+	if (!img)
+		return NULL;
+
+	if (c->elf32) {
+		Elf32_Ehdr eh = {
+			.e_type = ET_DYN, .e_machine = EM_386, .e_version = EV_CURRENT,
+			.e_phoff = c->phoff, .e_ehsize = ehsize,
+			.e_phentsize = phentsize, .e_phnum = phnum,
+		};
+		Elf32_Phdr ph[2] = {
+			{ .p_type = PT_LOAD, .p_filesz = size, .p_memsz = size,
+			  .p_flags = PF_R | PF_X, .p_align = 0x1000 },
+			{ .p_type = PT_NOTE, .p_offset = c->note_off,
+			  .p_vaddr = c->note_off, .p_filesz = note_len,
+			  .p_memsz = note_len, .p_flags = PF_R, .p_align = 4 },
+		};
+
+		memcpy(eh.e_ident, ELFMAG, SELFMAG);
+		eh.e_ident[EI_CLASS] = ELFCLASS32;
+		eh.e_ident[EI_DATA] = ELFDATA2LSB;
+		eh.e_ident[EI_VERSION] = EV_CURRENT;
+		memcpy(img, &eh, sizeof(eh));
+		memcpy(img + c->phoff, ph, phnum * phentsize);
+	} else {
+		Elf64_Ehdr eh = {
+			.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			.e_phoff = c->phoff, .e_ehsize = ehsize,
+			.e_phentsize = phentsize, .e_phnum = phnum,
+		};
+		Elf64_Phdr ph[2] = {
+			{ .p_type = PT_LOAD, .p_filesz = size, .p_memsz = size,
+			  .p_flags = PF_R | PF_X, .p_align = 0x1000 },
+			{ .p_type = PT_NOTE, .p_offset = c->note_off,
+			  .p_vaddr = c->note_off, .p_filesz = note_len,
+			  .p_memsz = note_len, .p_flags = PF_R, .p_align = 4 },
+		};
+
+		memcpy(eh.e_ident, ELFMAG, SELFMAG);
+		eh.e_ident[EI_CLASS] = ELFCLASS64;
+		eh.e_ident[EI_DATA] = ELFDATA2LSB;
+		eh.e_ident[EI_VERSION] = EV_CURRENT;
+		memcpy(img, &eh, sizeof(eh));
+		memcpy(img + c->phoff, ph, phnum * phentsize);
+	}
+
+	if (c->id.size) {
+		memcpy(img + c->note_off, &nh, sizeof(nh));
+		memcpy(img + c->note_off + sizeof(nh), "GNU", 4);
+		memcpy(img + c->note_off + sizeof(nh) + 4, c->id.data, c->id.size);
+	}
+	if (c->code)
+		memcpy(img + c->code_off, c->code, c->code_size);
+	*len = size;
+	return img;
+}
+
+int write_file(const char *path, const void *buf, size_t len)
+{
+	size_t done = 0;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+
+		if (n < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		done += n;
+	}
+	return close(fd) ? -errno : 0;
+}
+
+int elf_craft_file(const char *path, const struct elf_craft *c)
+{
+	unsigned char *img;
+	size_t len;
+	int ret;
+
+	img = elf_craft_image(c, &len);
+	if (!img)
+		return -EINVAL;
+	ret = write_file(path, img, len);
+	free(img);
+	return ret;
+}
+
+int procmap_query(int maps_fd, uint64_t addr, struct procmap_query *q,
+		  unsigned char *build_id, uint32_t build_id_size)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->query_addr = addr;
+	q->build_id_addr = (uintptr_t)build_id;
+	q->build_id_size = build_id_size;
+	return ioctl(maps_fd, PROCMAP_QUERY, q) ? -errno : 0;
+}
+
+int maps_find(pid_t pid, uint64_t addr, struct mapping *m)
+{
+	char path[64], line[4096 + 256];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%llx %4s %llx %*s %*u %n", &start, &end,
+			   m->perms, &off, &name_at) < 4)
+			continue;
+		if (addr < start || addr >= end)
+			continue;
+		m->start = start;
+		m->end = end;
+		m->offset = off;
+		m->path[0] = '\0';
+		if (name_at) {
+			snprintf(m->path, sizeof(m->path), "%s", line + name_at);
+			m->path[strcspn(m->path, "\n")] = '\0';
+		}
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int64_t file_offset_of(const void *addr)
+{
+	struct mapping m;
+
+	if (maps_find(getpid(), (uintptr_t)addr, &m))
+		return -1;
+	return (uintptr_t)addr - m.start + m.offset;
+}
+
+bool file_page_cached(const char *path, uint64_t off)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char vec = 1;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	off &= ~(uint64_t)(page - 1);
+	map = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, off);
+	close(fd);
+	if (map == MAP_FAILED)
+		return true;
+	/* mincore() reports the page cache for a file mapping never faulted in. */
+	if (mincore(map, page, &vec))
+		vec = 1;
+	munmap(map, page);
+	return vec & 1;
+}
+
+bool evict_file(const char *path, uint64_t off)
+{
+	char line[4096 + 256];
+	FILE *f;
+	int fd;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*u %n", &start, &end, &name_at) < 2 ||
+		    !name_at)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strcmp(line + name_at, path))
+			continue;
+		madvise((void *)(uintptr_t)start, end - start, MADV_PAGEOUT);
+	}
+	fclose(f);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	return !file_page_cached(path, off);
+}
+
+int copy_file(const char *from, const char *to)
+{
+	unsigned char *buf;
+	size_t len;
+	int ret;
+
+	buf = read_whole(from, &len);
+	if (!buf)
+		return -errno ?: -EIO;
+	ret = write_file(to, buf, len);
+	free(buf);
+	return ret;
+}
+
+const char *self_dir(void)
+{
+	static char dir[PATH_MAX];
+
+	if (!dir[0]) {
+		ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+
+		if (n <= 0)
+			return ".";
+		dir[n] = '\0';
+		dirname(dir);
+	}
+	return dir;
+}
+
+const char *test_file(const char *name)
+{
+	static char path[4][PATH_MAX + 64];
+	static unsigned int next;
+	char *p = path[next++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", self_dir(), name);
+	return p;
+}
+
+const char *scratch_dir(void)
+{
+	const char *dir = getenv("BUILDID_SCRATCH_DIR");
+
+	return dir && *dir ? dir : self_dir();
+}
+
+int fs_type_of(const char *path, char *type, size_t len)
+{
+	char real[PATH_MAX], dir[PATH_MAX], fs[64];
+	size_t best = 0;
+	int ret = -ENOENT;
+	FILE *f;
+
+	if (!realpath(path, real))
+		return -errno;
+	f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%*s %4095s %63s %*[^\n]\n", dir, fs) == 2) {
+		size_t n = strlen(dir);
+
+		if (strncmp(real, dir, n) || (real[n] != '/' && real[n] && n > 1))
+			continue;
+		if (n >= best) {
+			best = n;
+			snprintf(type, len, "%s", fs);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Whether the kernel's BTF describes a C function named @name. */
+static int btf_has_func(const unsigned char *btf, size_t len, const char *name)
+{
+	const struct btf_header *hdr = (const void *)btf;
+	const unsigned char *types, *strs;
+	size_t off = 0;
+
+	if (len < sizeof(*hdr) || hdr->magic != BTF_MAGIC ||
+	    hdr->hdr_len + (size_t)hdr->type_off + hdr->type_len > len ||
+	    hdr->hdr_len + (size_t)hdr->str_off + hdr->str_len > len)
+		return -EINVAL;
+	types = btf + hdr->hdr_len + hdr->type_off;
+	strs = btf + hdr->hdr_len + hdr->str_off;
+
+	while (off + sizeof(struct btf_type) <= hdr->type_len) {
+		struct btf_type t;
+		unsigned int vlen, kind;
+
+		memcpy(&t, types + off, sizeof(t));
+		off += sizeof(t);
+		vlen = BTF_INFO_VLEN(t.info);
+		kind = BTF_INFO_KIND(t.info);
+		switch (kind) {
+		case BTF_KIND_INT:
+		case BTF_KIND_VAR:
+		case BTF_KIND_DECL_TAG:
+			off += 4;
+			break;
+		case BTF_KIND_ARRAY:
+			off += sizeof(struct btf_array);
+			break;
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION:
+			off += vlen * sizeof(struct btf_member);
+			break;
+		case BTF_KIND_ENUM:
+			off += vlen * sizeof(struct btf_enum);
+			break;
+		case BTF_KIND_ENUM64:
+			off += vlen * sizeof(struct btf_enum64);
+			break;
+		case BTF_KIND_FUNC_PROTO:
+			off += vlen * sizeof(struct btf_param);
+			break;
+		case BTF_KIND_DATASEC:
+			off += vlen * sizeof(struct btf_var_secinfo);
+			break;
+		case BTF_KIND_FUNC:
+			if (t.name_off < hdr->str_len &&
+			    !strcmp((const char *)strs + t.name_off, name))
+				return 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+int check_rust_buildid_serves(char *why, size_t len)
+{
+	static const char * const exports[] = {
+		"build_id_parse", "build_id_parse_nofault",
+		"build_id_parse_file", "build_id_parse_buf",
+	};
+	unsigned int found = 0, i;
+	bool config = false;
+	char line[512];
+	unsigned char *btf;
+	size_t btf_len;
+	FILE *f;
+
+	f = popen("zcat /proc/config.gz 2>/dev/null", "r");
+	if (!f) {
+		snprintf(why, len, "cannot read /proc/config.gz");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "CONFIG_RUST_BUILDID=y\n"))
+			config = true;
+	pclose(f);
+	if (!config) {
+		snprintf(why, len, "CONFIG_RUST_BUILDID=y is not in /proc/config.gz");
+		return -1;
+	}
+
+	f = fopen("/proc/kallsyms", "re");
+	if (!f) {
+		snprintf(why, len, "cannot read /proc/kallsyms");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[256];
+
+		if (sscanf(line, "%*s %c %255s", &type, name) != 2 || type != 'T')
+			continue;
+		for (i = 0; i < 4; i++)
+			if (!strcmp(name, exports[i]))
+				found |= 1 << i;
+	}
+	fclose(f);
+	if (found != 0xf) {
+		snprintf(why, len, "/proc/kallsyms lacks some build_id_parse*() exports");
+		return -1;
+	}
+
+	/*
+	 * pahole describes every C function of vmlinux in BTF and leaves the
+	 * Rust compilation units out.  An export that has no BTF FUNC was not
+	 * compiled from C; the C reference (build_id_ref_*) shows that BTF
+	 * does cover lib/ in this kernel.
+	 */
+	btf = NULL;
+	f = fopen("/sys/kernel/btf/vmlinux", "re");
+	if (f) {
+		btf_len = 0;
+		btf = malloc(64 << 20);
+		if (btf)
+			btf_len = fread(btf, 1, 64 << 20, f);
+		fclose(f);
+	}
+	if (!btf) {
+		snprintf(why, len, "cannot read /sys/kernel/btf/vmlinux");
+		return -1;
+	}
+	for (i = 0; i < 4; i++) {
+		if (btf_has_func(btf, btf_len, exports[i])) {
+			snprintf(why, len, "%s() is a C function (it is in the vmlinux BTF)",
+				 exports[i]);
+			free(btf);
+			return -1;
+		}
+	}
+	if (btf_has_func(btf, btf_len, "build_id_ref_parse") != 1) {
+		snprintf(why, len, "BTF has no build_id_ref_parse(): cannot tell C from Rust");
+		free(btf);
+		return -1;
+	}
+	free(btf);
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User-space side of the build ID selftests: an ELF note reader that works
+ * from the section headers (the kernel works from the program headers, so
+ * the two do not share a mistake), an ELF writer for crafted files, and
+ * PROCMAP_QUERY and /proc/self/maps helpers.
+ */
+#ifndef BUILDID_SELFTEST_UTIL_H
+#define BUILDID_SELFTEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/fs.h>
+
+#define BUILD_ID_MAX 20
+
+struct build_id {
+	unsigned int size;
+	unsigned char data[BUILD_ID_MAX];
+};
+
+/* 0 and @id filled, -ENOENT without a build ID note, -errno otherwise. */
+int elf_build_id_from_sections(const char *path, struct build_id *id);
+void build_id_hex(const struct build_id *id, char *buf, size_t len);
+bool build_id_equal(const struct build_id *a, const unsigned char *data,
+		    unsigned int size);
+
+/* Offset of the first SHT_NOTE section holding the GNU build ID, or -errno. */
+long elf_build_id_note_offset(const char *path);
+
+struct elf_craft {
+	bool elf32;
+	uint64_t phoff;		/* where the program headers go */
+	uint64_t note_off;	/* where the build ID note goes */
+	struct build_id id;	/* id.size == 0: no note at all */
+	uint64_t size;		/* file size, at least the end of the note */
+	uint64_t code_off;	/* optional machine code, e.g. for a PROT_EXEC map */
+	const void *code;
+	size_t code_size;
+};
+
+/* Lay out an ET_DYN file byte by byte; returns a malloc()ed image. */
+unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len);
+int write_file(const char *path, const void *buf, size_t len);
+int elf_craft_file(const char *path, const struct elf_craft *c);
+void build_id_pattern(struct build_id *id, unsigned int size, unsigned char seed);
+
+/* PROCMAP_QUERY for @addr in /proc/self/maps (@maps_fd); returns 0 or -errno. */
+int procmap_query(int maps_fd, uint64_t addr, struct procmap_query *q,
+		  unsigned char *build_id, uint32_t build_id_size);
+
+struct mapping {
+	uint64_t start, end, offset;
+	char perms[5];
+	char path[4096];
+};
+
+/* The /proc/<pid>/maps line covering @addr, parsed from the text. */
+int maps_find(pid_t pid, uint64_t addr, struct mapping *m);
+/* File offset of @addr according to the text of /proc/self/maps. */
+int64_t file_offset_of(const void *addr);
+
+/*
+ * Page out every mapping of @path in this process and drop its clean pages
+ * from the page cache; true if the page at file offset @off is gone.
+ */
+bool evict_file(const char *path, uint64_t off);
+/* Whether the page at file offset @off of @path is in the page cache. */
+bool file_page_cached(const char *path, uint64_t off);
+
+int copy_file(const char *from, const char *to);
+/* Directory of the running executable (where the test files are built). */
+const char *self_dir(void);
+/* Full path of @name next to the running executable. */
+const char *test_file(const char *name);
+/* Directory for files the test writes; BUILDID_SCRATCH_DIR overrides. */
+const char *scratch_dir(void);
+
+/* File system type (as in /proc/self/mounts) of the mount holding @path. */
+int fs_type_of(const char *path, char *type, size_t len);
+
+/* The running kernel serves <linux/buildid.h> from the Rust object. */
+int check_rust_buildid_serves(char *why, size_t len);
+
+#endif

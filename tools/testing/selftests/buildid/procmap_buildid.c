@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PROCMAP_QUERY build IDs: the ioctl on /proc/<pid>/maps parses the build
+ * ID of the file behind a VMA with the sleepable entry point of the build
+ * ID code.  Every expected value is computed here, in user space.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "buildid_util.h"
+
+#define PAGE 4096UL
+
+FIXTURE(procmap) {
+	int maps_fd;
+	char dir[PATH_MAX];
+	char huge_dir[PATH_MAX + 8];
+};
+
+FIXTURE_SETUP(procmap)
+{
+	snprintf(self->dir, sizeof(self->dir), "%s/procmap.XXXXXX", scratch_dir());
+	ASSERT_NE(NULL, mkdtemp(self->dir)) TH_LOG("mkdtemp in %s: %m", scratch_dir());
+	self->huge_dir[0] = '\0';
+	self->maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->maps_fd);
+}
+
+FIXTURE_TEARDOWN(procmap)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (self->huge_dir[0])
+		umount2(self->huge_dir, MNT_DETACH);
+	close(self->maps_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+}
+
+static const char *path_in(const char *dir, const char *name)
+{
+	static char path[4][PATH_MAX + 64];
+	static unsigned int next;
+	char *p = path[next++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+	return p;
+}
+
+/* Query @addr and check the answer against @want (NULL: no build ID). */
+static void expect_build_id(struct __test_metadata *_metadata, int maps_fd,
+			    const void *addr, const struct build_id *want)
+{
+	unsigned char got[BUILD_ID_MAX] = {};
+	char want_hex[48] = "(none)", got_hex[48];
+	struct procmap_query q;
+	struct build_id g;
+
+	ASSERT_EQ(0, procmap_query(maps_fd, (uintptr_t)addr, &q, got, sizeof(got)));
+	g.size = q.build_id_size;
+	memcpy(g.data, got, sizeof(got));
+	build_id_hex(&g, got_hex, sizeof(got_hex));
+	if (want)
+		build_id_hex(want, want_hex, sizeof(want_hex));
+	if (!want) {
+		EXPECT_EQ(0, q.build_id_size) TH_LOG("got %s, want no build ID", got_hex);
+		return;
+	}
+	EXPECT_TRUE(build_id_equal(want, got, q.build_id_size))
+		TH_LOG("got %s (%u bytes), want %s (%u bytes)", got_hex, q.build_id_size,
+		       want_hex, want->size);
+}
+
+static void *map_file(const char *path, size_t *len)
+{
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return MAP_FAILED;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return MAP_FAILED;
+	}
+	*len = st.st_size;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	return map;
+}
+
+TEST(rust_implementation_serves)
+{
+	char why[256];
+
+	ASSERT_EQ(0, check_rust_buildid_serves(why, sizeof(why))) TH_LOG("%s", why);
+}
+
+TEST_F(procmap, test_binary)
+{
+	char exe[PATH_MAX];
+	struct build_id want;
+	struct procmap_query q;
+	unsigned char id[BUILD_ID_MAX];
+	struct stat st;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	ASSERT_EQ(0, elf_build_id_from_sections(exe, &want));
+	ASSERT_EQ(20, want.size) TH_LOG("the test binary is linked with --build-id=sha1");
+	expect_build_id(_metadata, self->maps_fd, (void *)expect_build_id, &want);
+
+	/* The rest of the answer describes the same file. */
+	ASSERT_EQ(0, procmap_query(self->maps_fd, (uintptr_t)expect_build_id, &q, id, sizeof(id)));
+	ASSERT_EQ(0, stat(exe, &st));
+	EXPECT_EQ(st.st_ino, q.inode);
+	EXPECT_TRUE(q.vma_flags & PROCMAP_QUERY_VMA_EXECUTABLE);
+}
+
+static void check_library(struct __test_metadata *_metadata, int maps_fd,
+			  const char *name, unsigned int size)
+{
+	const char *path = test_file(name);
+	struct build_id want;
+	void *handle, *sym;
+
+	ASSERT_EQ(0, elf_build_id_from_sections(path, &want)) TH_LOG("%s", path);
+	ASSERT_EQ(size, want.size);
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", path, dlerror());
+	sym = dlsym(handle, "buildid_lib_value");
+	ASSERT_NE(NULL, sym);
+	expect_build_id(_metadata, maps_fd, sym, &want);
+	dlclose(handle);
+}
+
+TEST_F(procmap, shared_library_sha1)
+{
+	check_library(_metadata, self->maps_fd, "libbuildid_sha1.so", 20);
+}
+
+TEST_F(procmap, shared_library_md5)
+{
+	check_library(_metadata, self->maps_fd, "libbuildid_md5.so", 16);
+}
+
+TEST_F(procmap, shared_library_fast)
+{
+	check_library(_metadata, self->maps_fd, "libbuildid_fast.so", 8);
+}
+
+TEST_F(procmap, note_beyond_first_page)
+{
+	const char *src = test_file("libbuildid_far_note.so");
+	const char *copy = path_in(self->dir, "far_note.so");
+	struct build_id want;
+	void *handle, *sym, *map;
+	size_t len;
+	long note;
+
+	note = elf_build_id_note_offset(src);
+	ASSERT_LE((long)(2 * PAGE), note) TH_LOG("the linker script did not move the note");
+	ASSERT_EQ(0, elf_build_id_from_sections(src, &want));
+	handle = dlopen(src, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", src, dlerror());
+	sym = dlsym(handle, "buildid_lib_value");
+	ASSERT_NE(NULL, sym);
+	expect_build_id(_metadata, self->maps_fd, sym, &want);
+	dlclose(handle);
+
+	/*
+	 * The ioctl may sleep: with the note page evicted it reads it back.
+	 * A copy mapped once, since ld.so maps the page holding the note
+	 * twice (end of the R segment, start of R+X) and a page mapped
+	 * twice cannot be paged out by one process.
+	 */
+	ASSERT_EQ(0, copy_file(src, copy));
+	map = map_file(copy, &len);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_TRUE(evict_file(copy, note)) TH_LOG("could not evict the note page");
+	expect_build_id(_metadata, self->maps_fd, map, &want);
+	EXPECT_TRUE(file_page_cached(copy, note));
+	munmap(map, len);
+}
+
+/* Crafted layouts: program headers and notes at and across page edges. */
+TEST_F(procmap, phdrs_beyond_first_page)
+{
+	static const struct { uint64_t phoff, note_off; } layouts[] = {
+		{ 0x1000, 0x2000 },		/* both on later pages */
+		{ 0x3008, 0x0ff8 },		/* note crosses a page edge */
+		{ 0x1fe0, 0x4000 },		/* phdrs cross a page edge */
+		{ 0x8000, 0x9ffc },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
+		const char *path = path_in(self->dir, "phdrs_far");
+		struct elf_craft c = {
+			.phoff = layouts[i].phoff, .note_off = layouts[i].note_off,
+		};
+		size_t len;
+		void *map;
+
+		build_id_pattern(&c.id, 20, i);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+		map = map_file(path, &len);
+		ASSERT_NE(MAP_FAILED, map);
+		expect_build_id(_metadata, self->maps_fd, map, &c.id);
+		ASSERT_TRUE(evict_file(path, c.phoff));
+		expect_build_id(_metadata, self->maps_fd, (char *)map + len - 1, &c.id);
+		munmap(map, len);
+	}
+}
+
+TEST_F(procmap, elf32)
+{
+	const char *path = path_in(self->dir, "elf32");
+	struct elf_craft c = { .elf32 = true, .phoff = 0x34, .note_off = 0x200 };
+	size_t len;
+	void *map;
+
+	build_id_pattern(&c.id, 20, 0x32);
+	ASSERT_EQ(0, elf_craft_file(path, &c));
+	map = map_file(path, &len);
+	ASSERT_NE(MAP_FAILED, map);
+	expect_build_id(_metadata, self->maps_fd, map, &c.id);
+	munmap(map, len);
+}
+
+TEST_F(procmap, no_build_id)
+{
+	const char *path = test_file("libbuildid_none.so");
+	struct build_id none;
+	void *handle, *sym;
+
+	ASSERT_EQ(-ENOENT, elf_build_id_from_sections(path, &none));
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", path, dlerror());
+	sym = dlsym(handle, "buildid_lib_value");
+	ASSERT_NE(NULL, sym);
+	expect_build_id(_metadata, self->maps_fd, sym, NULL);
+	dlclose(handle);
+}
+
+/* Anonymous memory has no file, so no build ID and no error either. */
+TEST_F(procmap, anonymous_mapping)
+{
+	void *map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, map);
+	memset(map, 1, PAGE);
+	expect_build_id(_metadata, self->maps_fd, map, NULL);
+	munmap(map, PAGE);
+}
+
+static void put32(unsigned char *img, size_t off, uint32_t v)
+{
+	memcpy(img + off, &v, sizeof(v));
+}
+
+static void put64(unsigned char *img, size_t off, uint64_t v)
+{
+	memcpy(img + off, &v, sizeof(v));
+}
+
+/* Offsets in the crafted ELF64 image: e_phoff 0x40, note at 0x100. */
+#define PH_NOTE 0x78		/* the second program header */
+enum malformation {
+	BAD_MAGIC, RELOCATABLE, PHOFF_PAST_EOF, PHNUM_OVERFLOW, NOTE_PAST_EOF,
+	DESC_TOO_BIG, NAME_NOT_GNU, WRONG_TYPE, NAMESZ_HUGE, TRUNCATED_NOTE,
+	TRUNCATED_HEADER, EMPTY_FILE, NR_MALFORMATIONS,
+};
+
+static const char * const malformation_names[] = {
+	"bad magic", "ET_REL", "e_phoff past EOF", "e_phoff + e_phnum overflows",
+	"PT_NOTE past EOF", "descsz 21", "note name GNX", "note type 4",
+	"namesz 0xfffffff0", "file ends inside the note", "file ends inside the ELF header",
+	"empty file",
+};
+
+static size_t malform(unsigned char *img, size_t len, enum malformation m)
+{
+	switch (m) {
+	case BAD_MAGIC:
+		img[1] = 'F';
+		break;
+	case RELOCATABLE:
+		img[16] = ET_REL;
+		break;
+	case PHOFF_PAST_EOF:
+		put64(img, 32, 1 << 20);
+		break;
+	case PHNUM_OVERFLOW:
+		put64(img, 32, ~0ULL - 8);
+		break;
+	case NOTE_PAST_EOF:
+		put64(img, PH_NOTE + 8, 1 << 20);
+		break;
+	case DESC_TOO_BIG:
+		put32(img, 0x104, 21);
+		break;
+	case NAME_NOT_GNU:
+		img[0x10e] = 'X';
+		break;
+	case WRONG_TYPE:
+		put32(img, 0x108, 4);
+		break;
+	case NAMESZ_HUGE:
+		put32(img, 0x100, 0xfffffff0);
+		break;
+	case TRUNCATED_NOTE:
+		return 0x100 + 20;
+	case TRUNCATED_HEADER:
+		return 40;
+	case EMPTY_FILE:
+		return 0;
+	default:
+		break;
+	}
+	return len;
+}
+
+static int kmsg_open_at_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+TEST_F(procmap, malformed)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x100, .size = PAGE };
+	unsigned int m;
+	char rec[1024];
+	int kmsg;
+
+	ASSERT_EQ(sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr), PH_NOTE);
+	build_id_pattern(&c.id, 20, 0x5a);
+	kmsg = kmsg_open_at_end();
+	ASSERT_LE(0, kmsg);
+
+	for (m = 0; m < NR_MALFORMATIONS; m++) {
+		const char *path = path_in(self->dir, "malformed");
+		unsigned char *img;
+		size_t len;
+		void *map;
+		int fd;
+
+		img = elf_craft_image(&c, &len);
+		ASSERT_NE(NULL, img);
+		len = malform(img, len, m);
+		ASSERT_EQ(0, write_file(path, img, len));
+		free(img);
+		/* A mapping may extend past EOF; only the file is looked at. */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		map = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		ASSERT_NE(MAP_FAILED, map);
+		TH_LOG("case: %s", malformation_names[m]);
+		expect_build_id(_metadata, self->maps_fd, map, NULL);
+		munmap(map, PAGE);
+	}
+
+	/* Bad files are the caller's problem, not the kernel log's. */
+	while (read(kmsg, rec, sizeof(rec)) > 0) {
+		rec[sizeof(rec) - 1] = '\0';
+		EXPECT_TRUE(false) TH_LOG("kernel log: %s", rec);
+	}
+	close(kmsg);
+}
+
+TEST_F(procmap, buffer_too_small)
+{
+	const char *path = test_file("libbuildid_sha1.so");
+	unsigned char id[BUILD_ID_MAX + 4];
+	struct procmap_query q;
+	void *handle, *sym;
+
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", path, dlerror());
+	sym = dlsym(handle, "buildid_lib_value");
+	ASSERT_NE(NULL, sym);
+
+	/* As in 6.12: a build ID that does not fit is -ENAMETOOLONG. */
+	EXPECT_EQ(-ENAMETOOLONG, procmap_query(self->maps_fd, (uintptr_t)sym, &q, id, 19));
+	EXPECT_EQ(-ENAMETOOLONG, procmap_query(self->maps_fd, (uintptr_t)sym, &q, id, 1));
+	EXPECT_EQ(0, procmap_query(self->maps_fd, (uintptr_t)sym, &q, id, 20));
+	EXPECT_EQ(20, q.build_id_size);
+	EXPECT_EQ(0, procmap_query(self->maps_fd, (uintptr_t)sym, &q, id, sizeof(id)));
+	EXPECT_EQ(20, q.build_id_size);
+	/* A buffer without a size, or a size without a buffer, is -EINVAL. */
+	EXPECT_EQ(-EINVAL, procmap_query(self->maps_fd, (uintptr_t)sym, &q, NULL, 20));
+	EXPECT_EQ(-EINVAL, procmap_query(self->maps_fd, (uintptr_t)sym, &q, id, 0));
+	dlclose(handle);
+}
+
+TEST_F(procmap, wrong_struct_size)
+{
+	unsigned char big[sizeof(struct procmap_query) + 16] = {};
+	struct procmap_query *q = (void *)big;
+
+	q->query_addr = (uintptr_t)expect_build_id;
+	/* Too short to hold query_addr. */
+	q->size = offsetof(struct procmap_query, query_addr);
+	EXPECT_EQ(-1, ioctl(self->maps_fd, PROCMAP_QUERY, q));
+	EXPECT_EQ(EINVAL, errno);
+	/* Longer than the kernel's struct with non-zero tail: -E2BIG. */
+	q->size = sizeof(big);
+	big[sizeof(big) - 1] = 1;
+	EXPECT_EQ(-1, ioctl(self->maps_fd, PROCMAP_QUERY, q));
+	EXPECT_EQ(E2BIG, errno);
+	/* Longer with a zero tail is fine. */
+	big[sizeof(big) - 1] = 0;
+	EXPECT_EQ(0, ioctl(self->maps_fd, PROCMAP_QUERY, q));
+}
+
+TEST_F(procmap, deleted_file)
+{
+	const char *path = path_in(self->dir, "deleted.so");
+	struct build_id want;
+	void *handle, *sym;
+
+	ASSERT_EQ(0, copy_file(test_file("libbuildid_md5.so"), path));
+	ASSERT_EQ(0, elf_build_id_from_sections(path, &want));
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", path, dlerror());
+	sym = dlsym(handle, "buildid_lib_value");
+	ASSERT_NE(NULL, sym);
+	ASSERT_EQ(0, unlink(path));
+	expect_build_id(_metadata, self->maps_fd, sym, &want);
+	dlclose(handle);
+}
+
+TEST_F(procmap, memfd_secret)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x100, .size = PAGE };
+	unsigned char *img;
+	size_t len;
+	void *map;
+	int fd;
+
+	fd = syscall(SYS_memfd_secret, 0);
+	ASSERT_LE(0, fd) TH_LOG("memfd_secret: %m (CONFIG_SECRETMEM is in the config)");
+	ASSERT_EQ(0, ftruncate(fd, PAGE));
+	map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* Even a valid ELF image in secret memory is not read. */
+	build_id_pattern(&c.id, 20, 0x77);
+	img = elf_craft_image(&c, &len);
+	ASSERT_NE(NULL, img);
+	memcpy(map, img, len);
+	free(img);
+	expect_build_id(_metadata, self->maps_fd, map, NULL);
+	munmap(map, PAGE);
+	close(fd);
+}
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
+			val = strtol(line + strlen(key) + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+TEST_F(procmap, tmpfs_huge)
+{
+	static const uint64_t note_offs[] = {
+		0x1ff8,			/* crosses a 4K page inside a 2M folio */
+		0x200000 - 12,		/* crosses the edge between two 2M folios */
+	};
+	unsigned int i;
+
+	snprintf(self->huge_dir, sizeof(self->huge_dir), "%s/huge", self->dir);
+	ASSERT_EQ(0, mkdir(self->huge_dir, 0755));
+	ASSERT_EQ(0, mount("tmpfs", self->huge_dir, "tmpfs", 0, "huge=always,size=16m"))
+		TH_LOG("mount tmpfs huge=always: %m");
+
+	for (i = 0; i < ARRAY_SIZE(note_offs); i++) {
+		const char *path = path_in(self->huge_dir, "huge_elf");
+		struct elf_craft c = { .phoff = 0x40, .note_off = note_offs[i],
+				       .size = 0x400000 };
+		long before = meminfo_kb("ShmemHugePages");
+		size_t len;
+		void *map;
+
+		build_id_pattern(&c.id, 20, 0x90 + i);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+		ASSERT_LT(before, meminfo_kb("ShmemHugePages"))
+			TH_LOG("the file did not get huge folios");
+		map = map_file(path, &len);
+		ASSERT_NE(MAP_FAILED, map);
+		expect_build_id(_metadata, self->maps_fd, map, &c.id);
+		munmap(map, len);
+		ASSERT_EQ(0, unlink(path));
+	}
+}
+
+TEST_F(procmap, evicted_data)
+{
+	const char *path = path_in(self->dir, "evicted.so");
+	struct build_id want;
+	size_t len;
+	void *map;
+
+	ASSERT_EQ(0, copy_file(test_file("libbuildid_sha1.so"), path));
+	ASSERT_EQ(0, elf_build_id_from_sections(path, &want));
+	map = map_file(path, &len);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, memcmp(map, ELFMAG, SELFMAG));
+	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
+	expect_build_id(_metadata, self->maps_fd, map, &want);
+	/* The answer came from the file: the header page is back. */
+	EXPECT_TRUE(file_page_cached(path, 0));
+	munmap(map, len);
+}
+
+struct rewriter {
+	const char *path;
+	unsigned char *img[2];
+	size_t len;
+	int stop;
+	unsigned long rounds;
+	int err;
+};
+
+static void *rewrite_loop(void *arg)
+{
+	struct rewriter *rw = arg;
+	int fd = open(rw->path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		rw->err = errno;
+		return NULL;
+	}
+	while (!__atomic_load_n(&rw->stop, __ATOMIC_RELAXED)) {
+		unsigned char *img = rw->img[rw->rounds++ & 1];
+
+		/* One write of one page: readers see all of it or none. */
+		if (ftruncate(fd, 0) || pwrite(fd, img, rw->len, 0) != (ssize_t)rw->len) {
+			rw->err = errno;
+			break;
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(procmap, rewritten_while_queried, 300)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	struct build_id ids[2];
+	unsigned int counts[3] = {}, i;
+	struct rewriter rw = { .path = path_in(self->dir, "rewritten") };
+	pthread_t thread;
+	void *map;
+	int fd;
+
+	for (i = 0; i < 2; i++) {
+		build_id_pattern(&c.id, 20, 0x10 * (i + 1));
+		ids[i] = c.id;
+		rw.img[i] = elf_craft_image(&c, &rw.len);
+		ASSERT_NE(NULL, rw.img[i]);
+	}
+	ASSERT_EQ(0, write_file(rw.path, rw.img[0], rw.len));
+	fd = open(rw.path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, map);
+
+	ASSERT_EQ(0, pthread_create(&thread, NULL, rewrite_loop, &rw));
+	for (i = 0; i < 3000; i++) {
+		unsigned char got[BUILD_ID_MAX];
+		struct procmap_query q;
+
+		ASSERT_EQ(0, procmap_query(self->maps_fd, (uintptr_t)map, &q, got, sizeof(got)));
+		if (!q.build_id_size)
+			counts[2]++;
+		else if (build_id_equal(&ids[0], got, q.build_id_size))
+			counts[0]++;
+		else if (build_id_equal(&ids[1], got, q.build_id_size))
+			counts[1]++;
+		else
+			EXPECT_TRUE(false) TH_LOG("query %u: a build ID that was never written", i);
+	}
+	__atomic_store_n(&rw.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, rw.err);
+	TH_LOG("%lu rewrites; answers: old %u, new %u, none %u", rw.rounds,
+	       counts[0], counts[1], counts[2]);
+	EXPECT_LT(1, rw.rounds);
+	munmap(map, PAGE);
+	free(rw.img[0]);
+	free(rw.img[1]);
+}
+
+TEST_HARNESS_MAIN
