@@ -223,6 +223,7 @@ def build_buildid_kselftests(kernel):
 
 BPF_CLANG = "clang-19"
 BUILDID_SUITE_MARK = "=== buildid kselftests ==="
+BPF_SUITE_MARK = "=== upstream BPF selftests ==="
 NESTED_TAP_RESULT = re.compile(r"^# (ok|not ok) \d+ (\S+)(?:\s+#\s*(\w+)\s*(.*))?$")
 
 
@@ -255,21 +256,133 @@ def parse_buildid_suite(text):
     return passed, failed
 
 
+# Upstream BPF selftests that exercise the build ID code.  test_progs is
+# built with only these tests and the BPF programs they use: the full suite
+# needs tools/testing/selftests/bpf/config in the kernel and rebuilds its
+# ~900 BPF objects whenever vmlinux changes.
+BPF_SELFTESTS = ("build_id", "stacktrace_build_id", "stacktrace_build_id_nmi")
+BPF_SELFTEST_PROGS = ("test_build_id.c", "test_stacktrace_build_id.c",
+                      "btf_data.c")  # btf_data: resolve_btfids runs on test_progs with it
+BPF_SELFTEST_HELPERS = ("urandom_read", "liburandom_read.so", "uprobe_multi")
+# The stacktrace_build_id_nmi test needs a hardware PMU, which TCG lacks.
+BPF_SELFTEST_MAY_SKIP = {"stacktrace_build_id_nmi"}
+
+
+def bpf_selftest_subset(kernel, subset):
+    """Directories of symlinks to the chosen upstream tests and programs.
+
+    They live in the output directory, which test_progs.c's include path
+    has, so that its #include <prog_tests/tests.h> finds the generated list.
+    """
+    src = os.path.join(kernel.source.tree, "tools", "testing", "selftests", "bpf")
+    wanted = {"prog_tests": [f"{t}.c" for t in BPF_SELFTESTS],
+              "progs": list(BPF_SELFTEST_PROGS) +
+              sorted(f for f in os.listdir(os.path.join(src, "progs")) if f.endswith(".h"))}
+    for sub, names in wanted.items():
+        d = os.path.join(subset, sub)
+        os.makedirs(d, exist_ok=True)
+        for name in os.listdir(d):
+            if name not in names and name != "tests.h":
+                os.unlink(os.path.join(d, name))
+        for name in names:
+            link, target = os.path.join(d, name), os.path.join(src, sub, name)
+            if os.path.islink(link) and os.readlink(link) == target:
+                continue
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(target, link)
+    return src
+
+
+def build_bpf_selftests(kernel):
+    """Build the upstream test_progs subset; returns its output directory."""
+    out = os.path.join(kernel.build, "bpf-selftests")
+    src = bpf_selftest_subset(kernel, out)
+    # The test objects are compiled as $(CURDIR)/<tests dir>/x.c, so the
+    # subset directories are given relative to the selftests directory.
+    rel = os.path.relpath(out, src)
+    helpers = " ".join(os.path.join(out, h) for h in BPF_SELFTEST_HELPERS)
+    # The other runners (test_maps, ...) share the overridden directories,
+    # so make warns about duplicate recipes: the output is shown on failure.
+    # feature-llvm=0: the JIT disassembler is not needed and Debian's
+    # llvm-config lists static libraries that are not installed.
+    cmd = ["make", "-s", "-C", src, f"OUTPUT={out}", f"VMLINUX_BTF={kernel.build}/vmlinux",
+           f"TRUNNER_TESTS_DIR={rel}/prog_tests", f"TRUNNER_BPF_PROGS_DIR={rel}/progs",
+           "LINKED_SKELS=", "LSKELS=", "LSKELS_EXTRA=", f"TRUNNER_EXTRA_FILES={helpers}",
+           f"CLANG={BPF_CLANG}", "LLC=llc-19", "LLVM_STRIP=llvm-strip-19", "feature-llvm=0",
+           f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include",
+           os.path.join(out, "test_progs")] + [os.path.join(out, h) for h in BPF_SELFTEST_HELPERS]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode:
+        print(proc.stdout)
+        raise HarnessError(f"building the upstream BPF selftests failed: {' '.join(cmd)}")
+    return out
+
+
+TEST_PROGS_RESULT = re.compile(r"^#(\d+)(/\d+)?\s+(\S+):(OK|FAIL|SKIP)\b")
+
+
+def parse_test_progs(text):
+    """Results of test_progs: subtests where a test has them, else the test."""
+    results = {}
+    parents_with_subtests = set()
+    for line in text.splitlines():
+        m = TEST_PROGS_RESULT.match(line.strip())
+        if not m:
+            continue
+        number, sub, name, result = m.groups()
+        if sub:
+            parents_with_subtests.add(number)
+        results[(number, sub or "")] = (name, result)
+    passed = failed = 0
+    skipped = []
+    for (number, sub), (name, result) in sorted(results.items()):
+        if not sub and number in parents_with_subtests:
+            continue
+        if result == "OK":
+            passed += 1
+        elif result == "SKIP":
+            skipped.append(name)
+        else:
+            print(f"upstream BPF selftest FAILED: {name}")
+            failed += 1
+    for name in skipped:
+        if name.split("/")[0] in BPF_SELFTEST_MAY_SKIP:
+            print(f"upstream BPF selftest skipped (no hardware PMU under TCG): {name}")
+        else:
+            print(f"upstream BPF selftest SKIPPED (counted as failed): {name}")
+            failed += 1
+    return passed, failed
+
+
 def stage_kselftest(kernel):
     kernel.make("headers")
     install = build_kselftests(kernel)
     build_buildid_kselftests(kernel)
+    bpf_out = build_bpf_selftests(kernel)
     selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
     guest_script = os.path.join(HARNESS, "guest", "kselftest-buildid.sh")
     command = (f"./run_kselftest.sh {selection}; echo {shlex.quote(BUILDID_SUITE_MARK)}; "
                f"CLANG={BPF_CLANG} sh {shlex.quote(guest_script)} "
-               f"{shlex.quote(kernel.source.tree)} {shlex.quote(kernel.build)}")
+               f"{shlex.quote(kernel.source.tree)} {shlex.quote(kernel.build)}; "
+               f"status=$?; echo {shlex.quote(BPF_SUITE_MARK)}; "
+               f"cd {shlex.quote(bpf_out)} && ./test_progs -t {','.join(BPF_SELFTESTS)}; "
+               f"exit $status")
     status, run_dir = boot(command, kernel=kernel, cwd=install, timeout=1800,
                            rwdirs=[os.path.join(kernel.build, "kselftest")])
     text = read_run_file(run_dir, "guest-output.txt")
-    upstream, _, ours = text.partition(BUILDID_SUITE_MARK)
+    upstream, _, rest = text.partition(BUILDID_SUITE_MARK)
+    ours, _, bpf = rest.partition(BPF_SUITE_MARK)
     passed, failed = parse_tap(upstream)
     print(f"kselftest (upstream {', '.join(KSELFTEST_TARGETS)}): {passed} passed, {failed} failed")
+    u_passed, u_failed = parse_test_progs(bpf)
+    print(f"upstream BPF selftests ({', '.join(BPF_SELFTESTS)}): "
+          f"{u_passed} passed, {u_failed} failed")
+    if u_passed + u_failed == 0:
+        info("the upstream BPF selftests reported nothing")
+        u_failed += 1
+    passed += u_passed
+    failed += u_failed
     b_passed, b_failed = parse_buildid_suite(ours)
     print(f"kselftest (buildid): {b_passed} passed, {b_failed} failed")
     if b_passed + b_failed == 0:

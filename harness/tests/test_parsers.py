@@ -105,6 +105,13 @@ class KtapTest(unittest.TestCase):
                 "not ok 1 selftests: buildid: procmap_buildid # exit=1\n")
         self.assertEqual(testrun.parse_buildid_suite(text), (1, 2))
 
+    def test_test_progs_counts_subtests_and_allowed_skips(self):
+        text = ("#1/1     build_id/nofault-paged-out:OK\n#1/2     build_id/sleepable:FAIL\n"
+                "#1       build_id:FAIL\n#2       stacktrace_build_id:OK\n"
+                "#3       stacktrace_build_id_nmi:SKIP\n#4       other:SKIP\n"
+                "Summary: 2/3 PASSED, 2 SKIPPED, 1 FAILED\n")
+        self.assertEqual(testrun.parse_test_progs(text), (2, 2))
+
     def test_buildid_program_without_cases_fails(self):
         text = "# selftests: buildid: perf_buildid\nnot ok 3 selftests: buildid: perf_buildid\n"
         self.assertEqual(testrun.parse_buildid_suite(text), (0, 1))
