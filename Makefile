@@ -11,11 +11,12 @@ TIMEOUT ?= 600
 FUZZ_SECONDS ?= 600
 
 .PHONY: help deps tree config build vm run test test-host test-kunit \
-	test-kselftest test-harness test-lint fuzz clean clean-cache
+	test-kselftest test-harness test-lint bench fuzz clean clean-cache
 
 help:
 	@echo "make run         build, boot, show build IDs of a process via PROCMAP_QUERY"
 	@echo "make test        build and run every test; ends with 'N passed, N failed'"
+	@echo "make bench       build a kernel without debug options, run the benchmarks, write BENCHMARKS.md"
 	@echo "make deps        install the toolchain (idempotent)"
 	@echo "make tree        extract the kernel source and apply the overlay"
 	@echo "make config      generate and check the kernel .config"
@@ -46,6 +47,9 @@ run: deps
 
 test: deps
 	@$(KHARNESS) test
+
+bench: deps
+	@$(KHARNESS) bench
 
 test-host: deps
 	@$(KHARNESS) test host

@@ -64,6 +64,11 @@ def cmd_run(_args):
     return run_demo()
 
 
+def cmd_bench(_args):
+    from .testrun import run_bench
+    return run_bench()
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="kharness", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -83,6 +88,7 @@ def main(argv):
     t = sub.add_parser("test", help="run test stages")
     t.add_argument("stages", nargs="*")
     sub.add_parser("run", help="the 'make run' demo")
+    sub.add_parser("bench", help="build the benchmark kernel, run the benchmarks, write BENCHMARKS.md")
     args = p.parse_args(argv)
     try:
         return globals()["cmd_" + args.cmd](args)

@@ -16,6 +16,7 @@ from .tree import Source, kernel_version, project_files
 # BUILDID_FRAGMENT selects another fragment, e.g. to build with the option off.
 FRAGMENT = os.environ.get("BUILDID_FRAGMENT") or os.path.join(
     REPO, "kernel", "configs", "buildid.config")
+BENCH_FRAGMENT = os.path.join(REPO, "kernel", "configs", "buildid-bench.config")
 PATCHES = os.path.join(REPO, "patches")
 BASE_CONFIG = "allnoconfig"
 
@@ -67,6 +68,28 @@ def parse_config(path):
             if m:
                 values[m.group(1)] = m.group(2)
     return values
+
+
+def merge_fragments(base, overrides, out):
+    """Write base with the options of overrides replacing (or adding to) its own."""
+    override_lines = {}
+    with open(overrides) as f:
+        for raw in f:
+            m = re.match(r"^(?:# )?(CONFIG_\w+)[= ]", raw.strip())
+            if m:
+                override_lines[m.group(1)] = raw.rstrip("\n")
+    lines = []
+    with open(base) as f:
+        for raw in f:
+            m = re.match(r"^(?:# )?(CONFIG_\w+)[= ]", raw.strip())
+            if not (m and m.group(1) in override_lines):
+                lines.append(raw.rstrip("\n"))
+    lines.append(f"# From {os.path.relpath(overrides, REPO)}:")
+    lines += list(override_lines.values())
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return out
 
 
 def check_config(fragment, config):
@@ -129,7 +152,8 @@ def project_warnings(lines):
 class Kernel:
     """A configured build directory for the current source and fragment."""
 
-    def __init__(self, fragment=FRAGMENT):
+    def __init__(self, fragment=FRAGMENT, flavor=None):
+        """flavor names a second build directory, e.g. "bench" for its own config."""
         self.source = Source()
         self.fragment = fragment
         with open(fragment, "rb") as f:
@@ -140,6 +164,8 @@ class Kernel:
         # in place kbuild rebuilds just the objects that use changed options.
         # The config itself is regenerated from the fragment on every build.
         self.build = os.path.join(CACHE, "build", self.source.key)
+        if flavor:
+            self.build += f"-{flavor}"
 
     def make_cmd(self, *targets, out=None, extra=()):
         return ["make", "-s", "-C", self.source.tree, f"O={out or self.build}",

@@ -224,6 +224,7 @@ def build_buildid_kselftests(kernel):
 BPF_CLANG = "clang-19"
 BUILDID_SUITE_MARK = "=== buildid kselftests ==="
 BPF_SUITE_MARK = "=== upstream BPF selftests ==="
+TOOL_MARK = "=== buildid tool against readelf -n ==="
 NESTED_TAP_RESULT = re.compile(r"^# (ok|not ok) \d+ (\S+)(?:\s+#\s*(\w+)\s*(.*))?$")
 
 
@@ -355,24 +356,46 @@ def parse_test_progs(text):
     return passed, failed
 
 
+def build_tool():
+    """The user-space buildid tool, as `make run` uses it."""
+    run(["cargo", "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env())
+    return os.path.join(TARGET_DIR, "release", "buildid")
+
+
+def parse_tool_check(text):
+    """Mappings on which show-buildids.sh found the tool and readelf in agreement."""
+    passed = len(re.findall(r"\[same\]", text))
+    failed = len(re.findall(r"\[DIFFERENT\]", text))
+    for line in text.splitlines():
+        if "[DIFFERENT]" in line or line.startswith("buildid "):
+            print(f"buildid tool check: {line.strip()}")
+    if "tool-status=0" not in text or passed == 0:
+        failed += 1
+    return passed, failed
+
+
 def stage_kselftest(kernel):
     kernel.make("headers")
     install = build_kselftests(kernel)
     build_buildid_kselftests(kernel)
     bpf_out = build_bpf_selftests(kernel)
+    tool = build_tool()
+    show = os.path.join(HARNESS, "guest", "show-buildids.sh")
     selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
     guest_script = os.path.join(HARNESS, "guest", "kselftest-buildid.sh")
     command = (f"./run_kselftest.sh {selection}; echo {shlex.quote(BUILDID_SUITE_MARK)}; "
                f"CLANG={BPF_CLANG} sh {shlex.quote(guest_script)} "
                f"{shlex.quote(kernel.source.tree)} {shlex.quote(kernel.build)}; "
                f"status=$?; echo {shlex.quote(BPF_SUITE_MARK)}; "
-               f"cd {shlex.quote(bpf_out)} && ./test_progs -t {','.join(BPF_SELFTESTS)}; "
-               f"exit $status")
+               f"(cd {shlex.quote(bpf_out)} && ./test_progs -t {','.join(BPF_SELFTESTS)}); "
+               f"echo {shlex.quote(TOOL_MARK)}; sh {shlex.quote(show)} {shlex.quote(tool)}; "
+               f"echo tool-status=$?; exit $status")
     status, run_dir = boot(command, kernel=kernel, cwd=install, timeout=1800,
                            rwdirs=[os.path.join(kernel.build, "kselftest")])
     text = read_run_file(run_dir, "guest-output.txt")
     upstream, _, rest = text.partition(BUILDID_SUITE_MARK)
-    ours, _, bpf = rest.partition(BPF_SUITE_MARK)
+    ours, _, rest = rest.partition(BPF_SUITE_MARK)
+    bpf, _, tool_out = rest.partition(TOOL_MARK)
     passed, failed = parse_tap(upstream)
     print(f"kselftest (upstream {', '.join(KSELFTEST_TARGETS)}): {passed} passed, {failed} failed")
     u_passed, u_failed = parse_test_progs(bpf)
@@ -383,6 +406,11 @@ def stage_kselftest(kernel):
         u_failed += 1
     passed += u_passed
     failed += u_failed
+    t_passed, t_failed = parse_tool_check(tool_out)
+    print(f"buildid tool (PROCMAP_QUERY and fallback) against readelf -n: "
+          f"{t_passed} passed, {t_failed} failed")
+    passed += t_passed
+    failed += t_failed
     b_passed, b_failed = parse_buildid_suite(ours)
     print(f"kselftest (buildid): {b_passed} passed, {b_failed} failed")
     if b_passed + b_failed == 0:
@@ -575,12 +603,76 @@ def run_tests(stages=None):
     return 0 if total_failed == 0 else 1
 
 
+BENCH_LARGE_ELF = "/usr/bin/qemu-system-x86_64"
+BENCH_DOC = os.path.join(REPO, "BENCHMARKS.md")
+
+
+def machine_description():
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} host CPUs"
+
+
+def run_bench():
+    """Build the benchmark kernel, run buildid_bench in it, write BENCHMARKS.md."""
+    from .kbuild import BENCH_FRAGMENT, FRAGMENT, merge_fragments
+    fragment = merge_fragments(FRAGMENT, BENCH_FRAGMENT,
+                               os.path.join(CACHE, "build", "bench.config"))
+    kernel = Kernel(fragment=fragment, flavor="bench")
+    kernel.prepare_tree()
+    kernel.configure()
+    kernel.build_all()
+    kernel.make("headers")
+    build_buildid_kselftests(kernel)
+    bench = os.path.join(kernel.build, "kselftest", "buildid", "buildid_bench")
+    script = os.path.join(HARNESS, "guest", "bench.sh")
+    status, run_dir = boot(f"sh {shlex.quote(script)} {shlex.quote(bench)} {BENCH_LARGE_ELF}",
+                           kernel=kernel, cwd="/", timeout=1800)
+    results = read_run_file(run_dir, "guest-output.txt")
+    if status != 0 or "###" not in results:
+        raise HarnessError(f"the benchmark failed (status {status}), see {run_dir}")
+    tables = results[results.index("###"):].rstrip() + "\n"
+    with open(BENCH_DOC, "w") as f:
+        f.write(BENCH_HEADER.format(
+            date=time.strftime("%Y-%m-%d"), machine=machine_description(),
+            kernel=kernel.kernel_version(), large=BENCH_LARGE_ELF) + tables)
+    print(tables)
+    info(f"wrote {BENCH_DOC}")
+    return 0
+
+
+BENCH_HEADER = """# Benchmarks
+
+Written by `make bench` on {date}; every ratio comes from one run, with both
+sides measured alternately in the same boot.
+
+- **Kernel**: Linux {kernel} with `kernel/configs/buildid.config` minus the
+  debug options (`kernel/configs/buildid-bench.config`: no KASAN, lockdep,
+  kmemleak, `DEBUG_VM`, atomic-sleep checks or Rust overflow checks).
+- **Machine**: QEMU under TCG (no KVM: nested virtualization does not work
+  here), 2 vCPUs, 2 GiB, on {machine}.  TCG emulates every instruction, so
+  absolute times are far above native ones; ratios between two code paths
+  doing the same work are what these numbers are for.
+- **Method**: `tools/testing/selftests/buildid/buildid_bench.c` in the guest.
+  The parser rows use the `BUILDID_IOC_BENCH` ioctl of `/dev/buildid`
+  (`samples/rust/rust_buildid.rs`), which runs one entry point N times in the
+  kernel and returns the time: the Rust implementation, or the C one of
+  `lib/buildid.c` built as `build_id_ref_*()` (`CONFIG_BUILDID_C_REFERENCE`).
+  Files live on an ext4 image so that "evicted" can drop the page cache
+  before each parse.  "Large binary" is `{large}`.
+
+"""
+
+
 def run_demo():
     kernel = Kernel()
     kernel.prepare_tree()
     kernel.configure()
     kernel.build_all()
-    run(["cargo", "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env())
-    tool = os.path.join(TARGET_DIR, "release", "buildid")
+    tool = build_tool()
     script = os.path.join(HARNESS, "guest", "show-buildids.sh")
     return run_vm(f"sh {shlex.quote(script)} {shlex.quote(tool)}", kernel=kernel, cwd="/")

@@ -108,3 +108,50 @@ impl fmt::Display for BuildId {
         Ok(())
     }
 }
+
+/// The C parser of `lib/buildid.c`, built again under other names (`build_id_ref_*()`), for
+/// differential tests and benchmarks of this implementation.
+#[cfg(CONFIG_BUILDID_C_REFERENCE)]
+pub mod reference {
+    use super::{BuildId, Mode, BUILD_ID_SIZE_MAX};
+    use crate::{
+        bindings,
+        error::{code::*, to_result, Result},
+        fs::file::File,
+    };
+
+    /// [`super::parse_file`], done by the C reference.
+    pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
+        let mut id = [0u8; BUILD_ID_SIZE_MAX];
+        let mut size = 0u32;
+        // SAFETY: `file` is a valid open file for the call; `id` has room for
+        // `BUILD_ID_SIZE_MAX` bytes and `size` is a valid `u32`.
+        to_result(unsafe {
+            match mode {
+                Mode::Nofault => bindings::build_id_ref_parse_file_nofault(
+                    file.as_ptr(),
+                    id.as_mut_ptr(),
+                    &mut size,
+                ),
+                Mode::Sleepable => {
+                    bindings::build_id_ref_parse_file(file.as_ptr(), id.as_mut_ptr(), &mut size)
+                }
+            }
+        })?;
+        let len = usize::try_from(size).map_err(|_| EINVAL)?;
+        BuildId::new(id.get(..len).ok_or(EINVAL)?).ok_or(EINVAL)
+    }
+
+    /// [`super::parse_buf`], done by the C reference: the ID zero-padded to
+    /// [`BUILD_ID_SIZE_MAX`] bytes, since `build_id_parse_buf()` does not report its size.
+    pub fn parse_buf(notes: &[u8]) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
+        let mut id = [0u8; BUILD_ID_SIZE_MAX];
+        let len = u32::try_from(notes.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `notes` is readable for `len` bytes and `id` has room for
+        // `BUILD_ID_SIZE_MAX` bytes.
+        to_result(unsafe {
+            bindings::build_id_ref_parse_buf(notes.as_ptr().cast(), id.as_mut_ptr(), len)
+        })?;
+        Ok(id)
+    }
+}

@@ -64,6 +64,19 @@ int uprobe_stack_sleepable(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The same walk without build IDs, as the benchmark's baseline. */
+SEC("uprobe")
+int uprobe_stack_ips(struct pt_regs *ctx)
+{
+	if (current_is_target()) {
+		data.uprobe_ips.ret = bpf_get_stack(ctx, data.uprobe_ips.frames,
+						    sizeof(data.uprobe_ips.frames),
+						    BPF_F_USER_STACK);
+		data.uprobe_ips.hits++;
+	}
+	return 0;
+}
+
 SEC("uprobe")
 int uprobe_stackid(struct pt_regs *ctx)
 {

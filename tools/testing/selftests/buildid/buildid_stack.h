@@ -18,6 +18,7 @@ struct stack_test_data {
 	int self_tid;			/* the task that reads the iterator */
 	struct stack_result uprobe;
 	struct stack_result uprobe_sleepable;
+	struct stack_result uprobe_ips;		/* same stack, IPs only (benchmark) */
 	struct stack_result perf;
 	struct stack_result task_other;
 	struct stack_result task_self;
