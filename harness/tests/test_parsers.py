@@ -112,6 +112,13 @@ class KtapTest(unittest.TestCase):
                 "Summary: 2/3 PASSED, 2 SKIPPED, 1 FAILED\n")
         self.assertEqual(testrun.parse_test_progs(text), (2, 2))
 
+    def test_tool_check_counts_mappings_and_status(self):
+        ok = "x    readelf -n build ID: ab   [same]\ny [same]\ntool-status=0\n"
+        self.assertEqual(testrun.parse_tool_check(ok), (2, 0))
+        bad = "x [same]\nz [DIFFERENT]\ntool-status=1\n"
+        self.assertEqual(testrun.parse_tool_check(bad), (1, 2))
+        self.assertEqual(testrun.parse_tool_check("tool-status=0\n"), (0, 1))
+
     def test_buildid_program_without_cases_fails(self):
         text = "# selftests: buildid: perf_buildid\nnot ok 3 selftests: buildid: perf_buildid\n"
         self.assertEqual(testrun.parse_buildid_suite(text), (0, 1))

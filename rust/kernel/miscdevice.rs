@@ -96,7 +96,11 @@ impl<T: MiscDevice> Drop for Registration<T> {
 /// # Safety
 ///
 /// Only called by the VFS, with a file of this device that is open for the whole call.
-unsafe extern "C" fn ioctl<T: MiscDevice>(file: *mut bindings::file, cmd: u32, arg: usize) -> isize {
+unsafe extern "C" fn ioctl<T: MiscDevice>(
+    file: *mut bindings::file,
+    cmd: u32,
+    arg: usize,
+) -> isize {
     // SAFETY: The VFS holds the file open during the call.
     let file = unsafe { File::from_raw(file) };
     match T::ioctl(file, cmd, arg) {
@@ -104,4 +108,3 @@ unsafe extern "C" fn ioctl<T: MiscDevice>(file: *mut bindings::file, cmd: u32, a
         Err(err) => err.to_errno() as isize,
     }
 }
-

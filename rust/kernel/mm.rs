@@ -101,7 +101,12 @@ impl MmUser {
             // SAFETY: The VMA and its fields are stable while the mmap lock is held.
             let (start, end, pgoff, file) = unsafe {
                 let range = (*vma).__bindgen_anon_1.__bindgen_anon_1;
-                (range.vm_start, range.vm_end, (*vma).vm_pgoff, (*vma).vm_file)
+                (
+                    range.vm_start,
+                    range.vm_end,
+                    (*vma).vm_pgoff,
+                    (*vma).vm_file,
+                )
             };
             // `find_vma` returns the first VMA ending above `addr`, which may start above it.
             if start <= addr as _ && !file.is_null() {
