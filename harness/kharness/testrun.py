@@ -664,6 +664,14 @@ sides measured alternately in the same boot.
   `lib/buildid.c` built as `build_id_ref_*()` (`CONFIG_BUILDID_C_REFERENCE`).
   Files live on an ext4 image so that "evicted" can drop the page cache
   before each parse.  "Large binary" is `{large}`.
+- **What differs between the implementations**: with cached data the
+  sleepable C path calls `__kernel_read()` for every fetch of at most 64
+  bytes, where the Rust one copies from the page cache; the nofault C path
+  reads the ELF fields in place in the mapped folio, where the Rust one
+  copies each fetch out by value (a design rule: no Rust reference into
+  memory that a writer may change), in 256-byte windows, and reaches the
+  folio through out-of-line C helpers.  Evicted data costs a read from the
+  block device either way.
 
 """
 

@@ -34,7 +34,8 @@ bool rust_helper_folio_test_uptodate(struct folio *folio)
 	return folio_test_uptodate(folio);
 }
 
-void *rust_helper_kmap_local_folio(struct folio *folio, size_t offset)
+void rust_helper_memcpy_from_folio(char *to, struct folio *folio, size_t offset,
+				   size_t len)
 {
-	return kmap_local_folio(folio, offset);
+	memcpy_from_folio(to, folio, offset, len);
 }

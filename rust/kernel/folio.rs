@@ -7,10 +7,9 @@
 use crate::{
     bindings,
     error::{code::*, from_err_ptr, Result},
-    page::PAGE_SIZE,
     types::{ARef, AlwaysRefCounted, Opaque},
 };
-use core::{marker::PhantomData, ptr::NonNull};
+use core::ptr::NonNull;
 
 /// A folio: a physically contiguous, naturally aligned set of pages.
 ///
@@ -95,77 +94,26 @@ impl Folio {
 
     /// Copies `dst.len()` bytes starting at `offset` within the folio into `dst`.
     ///
-    /// Returns [`EINVAL`] if the range is not inside the folio. Never sleeps: the pages are
-    /// mapped one at a time with `kmap_local_folio`, which is allowed in any context.
+    /// Returns [`EINVAL`] if the range is not inside the folio. Never sleeps: C's
+    /// `memcpy_from_folio()` maps the pages one at a time with `kmap_local_folio`, which is
+    /// allowed in any context.
     ///
-    /// A concurrent writer may change the data while it is copied; the copy is done by C
-    /// `memcpy` on a transient mapping, like every other kernel reader of the page cache, and
-    /// Rust code only ever sees the bytes in `dst`.
+    /// A concurrent writer may change the data while it is copied; the copy is done by C on a
+    /// transient mapping, like every other kernel reader of the page cache, and Rust code only
+    /// ever sees the bytes in `dst`.
     pub fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
         let end = offset.checked_add(dst.len()).ok_or(EINVAL)?;
         if end > self.size() {
             return Err(EINVAL);
         }
-        let mut done = 0;
-        while done < dst.len() {
-            let pos = offset + done;
-            let chunk = (PAGE_SIZE - pos % PAGE_SIZE).min(dst.len() - done);
-            let map = LocalMap::new(self, pos);
-            // SAFETY: `map` maps the page of the folio containing `pos`, so its pointer is
-            // valid for reading up to the end of that page, which `chunk` does not cross.
-            // `dst[done..done + chunk]` is in bounds since `done + chunk <= dst.len()`.
-            unsafe {
-                bindings::memcpy(
-                    dst.as_mut_ptr().add(done).cast(),
-                    map.as_ptr().cast(),
-                    chunk,
-                )
-            };
-            drop(map);
-            done += chunk;
+        if dst.is_empty() {
+            return Ok(());
         }
+        // SAFETY: The folio is valid by the type invariants, `offset..end` lies inside it
+        // (checked above), and `dst` is valid for writing `dst.len()` bytes.
+        unsafe {
+            bindings::memcpy_from_folio(dst.as_mut_ptr().cast(), self.as_raw(), offset, dst.len())
+        };
         Ok(())
-    }
-}
-
-/// A temporary, CPU-local kernel mapping of one page of a folio (`kmap_local_folio`).
-///
-/// Local mappings nest like a stack and belong to the task that made them, so this type is
-/// neither `Send` nor `Sync` and is unmapped when dropped.
-///
-/// # Invariants
-///
-/// `addr` was returned by `kmap_local_folio` for a page of `folio`, has not been unmapped,
-/// and the folio stays referenced for `'a`.
-pub struct LocalMap<'a> {
-    addr: NonNull<u8>,
-    _folio: PhantomData<&'a Folio>,
-    _not_send: PhantomData<*mut u8>,
-}
-
-impl<'a> LocalMap<'a> {
-    /// Maps the page of `folio` that contains byte `offset`; the result points at that byte.
-    fn new(folio: &'a Folio, offset: usize) -> Self {
-        // SAFETY: The folio is valid and referenced for `'a`, and callers only pass offsets
-        // inside the folio.
-        let addr = unsafe { bindings::kmap_local_folio(folio.as_raw(), offset) };
-        // INVARIANT: `kmap_local_folio` never fails: it returns the mapped address.
-        Self {
-            addr: NonNull::new(addr.cast()).unwrap_or(NonNull::dangling()),
-            _folio: PhantomData,
-            _not_send: PhantomData,
-        }
-    }
-
-    /// The mapped address of the byte the mapping was made for.
-    fn as_ptr(&self) -> *const u8 {
-        self.addr.as_ptr()
-    }
-}
-
-impl Drop for LocalMap<'_> {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariants `addr` is a live local mapping made by this task.
-        unsafe { bindings::kunmap_local(self.addr.as_ptr().cast()) };
     }
 }

@@ -24,24 +24,45 @@ fn errno(err: Error) -> i32 {
     err.to_errno()
 }
 
-/// The folio last used by a reader, kept across fetches like C keeps `r->folio`.
+/// Bytes copied out of a folio at a time. The parser's fetches are small (at most 64 bytes)
+/// and mostly sequential (ELF header, then program headers, then notes), so one copy serves
+/// several fetches, where a copy per fetch would cost a call into C for each. Small enough
+/// for the stacks the nofault reader runs on (NMI included).
+const WINDOW_SZ: usize = 256;
+
+/// The folio last used by a reader, kept across fetches like C keeps `r->folio`, with its
+/// position and size (which do not change while it is referenced), and a copy of a window
+/// of its bytes.
 ///
 /// Dropping it drops the folio reference, so no path can leak one.
-#[derive(Default)]
 struct CachedFolio {
-    folio: Option<ARef<Folio>>,
+    folio: Option<(ARef<Folio>, i64, usize)>,
+    /// Bytes `window_pos..window_pos + window_len` of the file, copied from a folio that was
+    /// cached and uptodate; never more than that folio holds.
+    window: [u8; WINDOW_SZ],
+    window_pos: i64,
+    window_len: usize,
+}
+
+impl Default for CachedFolio {
+    fn default() -> Self {
+        Self {
+            folio: None,
+            window: [0; WINDOW_SZ],
+            window_pos: 0,
+            window_len: 0,
+        }
+    }
 }
 
 impl CachedFolio {
-    /// Returns the uptodate folio of `file` that caches byte `pos`, without sleeping.
+    /// Makes `self.folio` the uptodate folio of `file` that caches byte `pos`, without
+    /// sleeping.
     ///
     /// `-EFAULT` if the byte is not cached, as in C's `freader_get_folio()`.
-    fn get(&mut self, file: &File, pos: i64) -> Result<&Folio, i32> {
+    fn get(&mut self, file: &File, pos: i64) -> Result<(), i32> {
         let reuse = match &self.folio {
-            Some(folio) => {
-                let start = folio.pos();
-                pos >= start && pos - start < folio.size() as i64
-            }
+            Some((_, start, size)) => pos >= *start && pos - *start < *size as i64,
             None => false,
         };
         if !reuse {
@@ -58,27 +79,58 @@ impl CachedFolio {
             if !folio.is_uptodate() {
                 return Err(errno(EFAULT));
             }
-            self.folio = Some(folio);
+            let (start, size) = (folio.pos(), folio.size());
+            self.folio = Some((folio, start, size));
         }
-        self.folio.as_deref().ok_or(errno(EFAULT))
+        Ok(())
     }
 
     /// Copies `buf.len()` bytes at `pos` from uptodate cached folios, crossing folio
-    /// boundaries (of any folio size) as needed. Never sleeps.
-    fn copy(&mut self, file: &File, pos: i64, buf: &mut [u8]) -> Result<(), i32> {
+    /// boundaries (of any folio size) as needed, without copying from file offsets at or past
+    /// `limit`. Never sleeps.
+    ///
+    /// A byte is served from the window only if it was copied from a folio that holds it, so
+    /// a fetch succeeds exactly when the folios holding its bytes are cached and uptodate.
+    fn copy(&mut self, file: &File, pos: i64, buf: &mut [u8], limit: i64) -> Result<(), i32> {
         let mut done = 0;
         while done < buf.len() {
             // `done <= buf.len()`, which is small; `pos + done` was checked not to wrap by
             // the parser's fetch wrapper.
             let at = pos.wrapping_add(done as i64);
-            let folio = self.get(file, at)?;
-            // `at` lies inside the folio, so the difference is in `0..folio.size()`.
-            let offset = (at - folio.pos()) as usize;
-            let chunk = (folio.size() - offset).min(buf.len() - done);
+            if at >= limit {
+                return Err(errno(EFAULT));
+            }
+            let in_window = at >= self.window_pos && at - self.window_pos < self.window_len as i64;
+            if !in_window {
+                self.refill(file, at, limit)?;
+            }
+            // `at` is inside the window now, so the difference is in `0..window_len`.
+            let from = (at - self.window_pos) as usize;
+            let chunk = (self.window_len - from).min(buf.len() - done);
+            let src = self.window.get(from..from + chunk).ok_or(errno(EINVAL))?;
             let dst = buf.get_mut(done..done + chunk).ok_or(errno(EINVAL))?;
-            folio.copy_to_slice(offset, dst).map_err(errno)?;
+            dst.copy_from_slice(src);
             done += chunk;
         }
+        Ok(())
+    }
+
+    /// Fills the window with bytes from `at` on, up to its size, the end of the folio holding
+    /// `at`, or `limit`, whichever comes first.
+    fn refill(&mut self, file: &File, at: i64, limit: i64) -> Result<(), i32> {
+        self.window_len = 0;
+        self.get(file, at)?;
+        let (folio, start, size) = self.folio.as_ref().ok_or(errno(EFAULT))?;
+        let (start, size) = (*start, *size);
+        // `at` lies inside the folio, so the difference is in `0..size`.
+        let offset = (at - start) as usize;
+        // `at < limit`, so the difference is positive.
+        let before_limit = usize::try_from(limit - at).unwrap_or(usize::MAX);
+        let len = (size - offset).min(WINDOW_SZ).min(before_limit);
+        let window = self.window.get_mut(..len).ok_or(errno(EINVAL))?;
+        folio.copy_to_slice(offset, window).map_err(errno)?;
+        self.window_pos = at;
+        self.window_len = len;
         Ok(())
     }
 }
@@ -91,6 +143,9 @@ impl CachedFolio {
 pub(crate) struct NofaultReader<'a> {
     file: &'a File,
     cache: CachedFolio,
+    /// Reading `memfd_secret` memory would defeat its purpose. (A file's mapping never
+    /// changes, so this is checked once.)
+    secret: bool,
 }
 
 impl<'a> NofaultReader<'a> {
@@ -98,17 +153,17 @@ impl<'a> NofaultReader<'a> {
         Self {
             file,
             cache: CachedFolio::default(),
+            secret: file.is_secretmem(),
         }
     }
 }
 
 impl ReadAt for NofaultReader<'_> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        // Reading `memfd_secret` memory would defeat its purpose.
-        if self.file.is_secretmem() {
+        if self.secret {
             return Err(errno(EFAULT));
         }
-        self.cache.copy(self.file, offset, buf)
+        self.cache.copy(self.file, offset, buf, i64::MAX)
     }
 }
 
@@ -126,6 +181,8 @@ pub(crate) struct SleepableReader<'a> {
     file: &'a File,
     cache: CachedFolio,
     cache_usable: bool,
+    /// As for [`NofaultReader`]: secret memory is never read.
+    secret: bool,
 }
 
 impl<'a> SleepableReader<'a> {
@@ -135,6 +192,7 @@ impl<'a> SleepableReader<'a> {
             file,
             cache: CachedFolio::default(),
             cache_usable: file.mode() & readable == readable,
+            secret: file.is_secretmem(),
         }
     }
 
@@ -142,17 +200,19 @@ impl<'a> SleepableReader<'a> {
         if !self.cache_usable || offset < 0 {
             return false;
         }
+        let size = self.file.size();
         match offset.checked_add(buf.len() as i64) {
-            Some(end) if end <= self.file.size() => {}
+            Some(end) if end <= size => {}
             _ => return false,
         }
-        self.cache.copy(self.file, offset, buf).is_ok()
+        // Never copies from past end of file, where `__kernel_read` would stop short.
+        self.cache.copy(self.file, offset, buf, size).is_ok()
     }
 }
 
 impl ReadAt for SleepableReader<'_> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        if self.file.is_secretmem() {
+        if self.secret {
             return Err(errno(EFAULT));
         }
         if self.cached(offset, buf) {
