@@ -6,20 +6,12 @@
 # module, then the benchmark program.
 #   $1: the buildid_bench binary   $2: a large ELF file to parse
 set -e
-work=$(mktemp -d)
-# /tmp is an overlay on the host's /tmp, which cannot back a loop device.
-mount -t tmpfs -o size=400M tmpfs "$work"
-truncate -s 300M "$work/ext4.img"
-mkfs.ext4 -q -F "$work/ext4.img"
-mkdir "$work/scratch"
-loopdev=$(losetup -f --show "$work/ext4.img")
-mount -t ext4 "$loopdev" "$work/scratch"
+. "$(dirname "$0")/ext4-scratch.sh"
+scratch_mount 300
 modprobe rust_buildid
 set +e
-BUILDID_SCRATCH_DIR="$work/scratch" "$1" "$2"
+BUILDID_SCRATCH_DIR="$scratch" "$1" "$2"
 status=$?
 modprobe -r rust_buildid
-umount "$work/scratch"
-losetup -d "$loopdev"
-umount "$work"
+scratch_umount
 exit $status

@@ -7,22 +7,12 @@
 # built on the host into the same O= directory, so make only checks them.
 #   $1: kernel source tree   $2: kernel build (O=) directory
 set -e
-tree=$1
-out=$2
-work=$(mktemp -d)
-# /tmp is an overlay on the host's /tmp, which cannot back a loop device.
-mount -t tmpfs -o size=320M tmpfs "$work"
-truncate -s 256M "$work/ext4.img"
-mkfs.ext4 -q -F "$work/ext4.img"
-mkdir "$work/scratch"
-loopdev=$(losetup -f --show "$work/ext4.img")
-mount -t ext4 "$loopdev" "$work/scratch"
+. "$(dirname "$0")/ext4-scratch.sh"
+scratch_mount 256
 set +e
-BUILDID_SCRATCH_DIR="$work/scratch" \
-	make -C "$tree/tools/testing/selftests" TARGETS=buildid O="$out" \
+BUILDID_SCRATCH_DIR="$scratch" \
+	make -C "$1/tools/testing/selftests" TARGETS=buildid O="$2" \
 	CLANG="${CLANG:-clang-19}" run_tests
 status=$?
-umount "$work/scratch"
-losetup -d "$loopdev"
-umount "$work"
+scratch_umount
 exit $status

@@ -6,20 +6,14 @@
 # mounted huge=always, then loads the build ID test module on them.  The
 # host reads the KTAP results from the kernel log.
 set -e
-work=$(mktemp -d)
-# /tmp is an overlay on the host's /tmp, which cannot back a loop device.
-mount -t tmpfs -o size=256M tmpfs "$work"
-truncate -s 64M "$work/ext4.img"
-mkfs.ext4 -q -F "$work/ext4.img"
-mkdir "$work/ext4" "$work/huge"
-loopdev=$(losetup -f --show "$work/ext4.img")
-mount -t ext4 "$loopdev" "$work/ext4"
-mount -t tmpfs -o huge=always,size=64M tmpfs "$work/huge"
+. "$(dirname "$0")/ext4-scratch.sh"
+scratch_mount 64
+huge=$(mktemp -d)
+mount -t tmpfs -o huge=always,size=64M tmpfs "$huge"
 # The loader holds a memfd_secret() file and passes it as secret_fd=N.
 "$BUILDID_GUEST_BIN/load_with_secretmem" "$(modinfo -n buildid_kunit)" \
-	dir="$work/ext4" huge_dir="$work/huge"
+	dir="$scratch" huge_dir="$huge"
 modprobe -r buildid_kunit
-umount "$work/huge" "$work/ext4"
-losetup -d "$loopdev"
-umount "$work"
+umount "$huge"
+scratch_umount
 echo "KUnit module run finished"

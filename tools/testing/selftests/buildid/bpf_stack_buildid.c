@@ -94,13 +94,10 @@ FIXTURE_SETUP(stack)
 
 FIXTURE_TEARDOWN(stack)
 {
-	char cmd[PATH_MAX + 16];
-
 	while (self->nr_links)
 		bpf_link__destroy(self->links[--self->nr_links]);
 	bpf_object__close(self->obj);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-	if (system(cmd))
+	if (remove_tree(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "buildid_dev.h"
 #include "buildid_util.h"
 #include "buildid_probe.h"
 #include "buildid_stack.h"
@@ -30,21 +31,6 @@
 DEFINE_PROBE_FUNC(buildid_probe);
 DEFINE_CALL_PROBE;
 
-struct buildid_bench {
-	uint32_t size;
-	uint32_t flags;
-	int32_t fd;
-	uint32_t mode;
-	uint32_t iterations;
-	int32_t result;
-	uint64_t offset;
-	uint32_t length;
-	uint32_t reserved;
-	uint64_t total_ns;
-};
-
-#define BUILDID_IOC_BENCH _IOWR(0xb1, 3, struct buildid_bench)
-enum { NOFAULT, SLEEPABLE, MEMORY };
 static const char * const mode_names[] = { "nofault", "sleepable", "memory" };
 
 #define ROUNDS 5
@@ -98,7 +84,7 @@ static void cached_row(const char *what, const char *path, int mode, unsigned in
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		die(path);
-	if (mode == MEMORY) {
+	if (mode == BUILDID_BENCH_MEMORY) {
 		long note = elf_build_id_note_offset(path);
 
 		if (note < 0) {
@@ -109,7 +95,7 @@ static void cached_row(const char *what, const char *path, int mode, unsigned in
 		len = 12 + 4 + BUILD_ID_MAX;
 	}
 	/* Bring the headers in, then measure. */
-	kbench(fd, SLEEPABLE, 0, 1, 0, 0);
+	kbench(fd, BUILDID_BENCH_SLEEPABLE, 0, 1, 0, 0);
 	for (r = 0; r < ROUNDS; r++) {
 		for (impl = 0; impl < 2; impl++) {
 			uint64_t t = kbench(fd, mode, impl, iterations, off, len);
@@ -152,7 +138,7 @@ static void evicted_row(const char *what, const char *path, unsigned int iterati
 
 			if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
 				die("fadvise");
-			times[impl][i] = kbench(fd, SLEEPABLE, impl, 1, 0, 0);
+			times[impl][i] = kbench(fd, BUILDID_BENCH_SLEEPABLE, impl, 1, 0, 0);
 		}
 	}
 	close(fd);
@@ -187,15 +173,15 @@ static void parser_rows(const char *large)
 	       "timed by the same ioctl of `/dev/buildid`); the last column is C time / Rust\n"
 	       "time, above 1 when Rust is faster.\n\n", ROUNDS);
 	printf("| file | mode | Rust ns | C ns | C/Rust |\n|---|---|---:|---:|---:|\n");
-	cached_row("small library (16 KiB)", small, NOFAULT, 20000);
-	cached_row("large binary", big, NOFAULT, 20000);
-	cached_row("note beyond the first page", far, NOFAULT, 20000);
-	cached_row("small library (16 KiB)", small, SLEEPABLE, 20000);
-	cached_row("large binary", big, SLEEPABLE, 20000);
-	cached_row("note beyond the first page", far, SLEEPABLE, 20000);
+	cached_row("small library (16 KiB)", small, BUILDID_BENCH_NOFAULT, 20000);
+	cached_row("large binary", big, BUILDID_BENCH_NOFAULT, 20000);
+	cached_row("note beyond the first page", far, BUILDID_BENCH_NOFAULT, 20000);
+	cached_row("small library (16 KiB)", small, BUILDID_BENCH_SLEEPABLE, 20000);
+	cached_row("large binary", big, BUILDID_BENCH_SLEEPABLE, 20000);
+	cached_row("note beyond the first page", far, BUILDID_BENCH_SLEEPABLE, 20000);
 	evicted_row("small library (16 KiB)", small, 200);
 	evicted_row("note beyond the first page", far, 200);
-	cached_row("small library notes", small, MEMORY, 100000);
+	cached_row("small library notes", small, BUILDID_BENCH_MEMORY, 100000);
 }
 
 struct text_vma {

@@ -20,48 +20,8 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "buildid_dev.h"
 #include "buildid_util.h"
-
-#define BUILDID_IOC_TYPE 0xb1
-
-struct buildid_file_query {
-	uint32_t size;
-	uint32_t flags;
-	int32_t fd;
-	uint32_t build_id_size;
-	uint8_t build_id[20];
-	uint32_t reserved;
-};
-
-struct buildid_vma_query {
-	uint32_t size;
-	uint32_t flags;
-	int32_t pid;
-	uint32_t build_id_size;
-	uint64_t addr;
-	uint64_t vma_start, vma_end, vma_offset;
-	uint8_t build_id[20];
-	uint32_t reserved;
-};
-
-struct buildid_bench {
-	uint32_t size;
-	uint32_t flags;
-	int32_t fd;
-	uint32_t mode;
-	uint32_t iterations;
-	int32_t result;
-	uint64_t offset;
-	uint32_t length;
-	uint32_t reserved;
-	uint64_t total_ns;
-};
-
-#define BUILDID_IOC_FILE	_IOWR(BUILDID_IOC_TYPE, 1, struct buildid_file_query)
-#define BUILDID_IOC_VMA		_IOWR(BUILDID_IOC_TYPE, 2, struct buildid_vma_query)
-#define BUILDID_IOC_BENCH	_IOWR(BUILDID_IOC_TYPE, 3, struct buildid_bench)
-#define BUILDID_SLEEPABLE	1
-#define BUILDID_C_REFERENCE	1
 
 static int open_device(void)
 {
@@ -115,11 +75,8 @@ FIXTURE_SETUP(dev)
 
 FIXTURE_TEARDOWN(dev)
 {
-	char cmd[PATH_MAX + 16];
-
 	close(self->dev);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-	if (system(cmd))
+	if (remove_tree(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

@@ -441,6 +441,14 @@ int copy_file(const char *from, const char *to)
 	return ret;
 }
 
+int remove_tree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
 const char *self_dir(void)
 {
 	static char dir[PATH_MAX];

@@ -70,6 +70,8 @@ bool evict_file(const char *path, uint64_t off);
 bool file_page_cached(const char *path, uint64_t off);
 
 int copy_file(const char *from, const char *to);
+/* rm -rf @dir; returns the status of the command. */
+int remove_tree(const char *dir);
 /* Directory of the running executable (where the test files are built). */
 const char *self_dir(void);
 /* Full path of @name next to the running executable. */

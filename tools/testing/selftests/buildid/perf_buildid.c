@@ -123,8 +123,7 @@ TEST(mmap2_records_carry_build_ids)
 		EXPECT_STREQ(hex, got) TH_LOG("%s: MMAP2 record: %s", libs[i], record);
 	}
 	fclose(script);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
-	if (system(cmd))
+	if (remove_tree(work))
 		TH_LOG("could not remove %s", work);
 }
 

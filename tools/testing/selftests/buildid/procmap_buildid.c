@@ -43,13 +43,10 @@ FIXTURE_SETUP(procmap)
 
 FIXTURE_TEARDOWN(procmap)
 {
-	char cmd[PATH_MAX + 16];
-
 	if (self->huge_dir[0])
 		umount2(self->huge_dir, MNT_DETACH);
 	close(self->maps_fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-	if (system(cmd))
+	if (remove_tree(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 
