@@ -435,6 +435,36 @@ static void buildid_tmpfs_truncated(struct kunit *test)
 	expect_all_modes(test, f, -EINVAL, -EIO, 20);
 }
 
+/*
+ * Offsets that become negative loff_t values reach the readers: each mode
+ * must fail them with C's errno, without looking anything up.
+ */
+static void buildid_tmpfs_negative_offsets(struct kunit *test)
+{
+	struct image_layout l = { .phoff = 64, .note_off = 256, .id_len = 20, .size = 512 };
+	u8 *img = make_image(test, &l);
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + l.phoff);
+	struct file *f;
+
+	/*
+	 * A PT_NOTE at -100 whose end is at 100: the note header read fails,
+	 * which counts as "no build ID in this segment".
+	 */
+	ph[1].p_offset = -100ULL;
+	ph[1].p_filesz = 200;
+	f = tmpfs_file(test, img, l.size);
+	expect_all_modes(test, f, -EINVAL, -EINVAL, 20);
+
+	/*
+	 * Program headers at 2^63: the read of the first one fails. Nofault
+	 * looks nothing up; __kernel_read() has no rw_verify_area() check, and
+	 * shmem reads nothing at a negative offset.
+	 */
+	((Elf64_Ehdr *)img)->e_phoff = 1ULL << 63;
+	f = tmpfs_file(test, img, l.size);
+	expect_all_modes(test, f, -EFAULT, -EIO, 20);
+}
+
 /* --- files on a block file system: uncached data ----------------------- */
 
 static void buildid_blockfs_cached_and_evicted(struct kunit *test)
@@ -544,6 +574,7 @@ static struct kunit_case buildid_file_cases[] = {
 	KUNIT_CASE(buildid_tmpfs_holes),
 	KUNIT_CASE(buildid_tmpfs_not_elf),
 	KUNIT_CASE(buildid_tmpfs_truncated),
+	KUNIT_CASE(buildid_tmpfs_negative_offsets),
 	KUNIT_CASE(buildid_blockfs_cached_and_evicted),
 	KUNIT_CASE(buildid_blockfs_not_uptodate),
 	KUNIT_CASE(buildid_large_folio),

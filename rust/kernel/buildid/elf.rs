@@ -67,8 +67,9 @@
 //!    ELF32 `phoff` is a `__u32` promoted to `size_t`, so the check can never fire; for
 //!    ELF64 it catches a wrap-around past 2^64). An `e_phoff` of 2^63 or more that
 //!    does not wrap is converted to a *negative* `loff_t` offset and handed to the
-//!    reader, whose error is returned (e.g. `-EINVAL` from a sleepable reader,
-//!    `-EFAULT` from the non-faulting one).
+//!    reader, whose error is returned (e.g. `-EFAULT` from the non-faulting one;
+//!    `__kernel_read()` leaves it to the file system, and tmpfs reads nothing, so
+//!    `-EIO`).
 //! 7. **`p_offset` is converted to `loff_t`, `p_filesz` to `Elf32_Word`.** For ELF64 a
 //!    `p_offset` >= 2^63 becomes a negative note offset, and `p_filesz` is truncated to
 //!    its low 32 bits (a segment of 4 GiB + 36 bytes is parsed as a 36-byte segment).

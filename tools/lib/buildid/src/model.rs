@@ -7,9 +7,10 @@
 //! that backs the compiled C original, so that both implementations see the same
 //! "file":
 //!
-//! - [`SleepableReader`]: `__kernel_read()`; a short read (end of file) is `-EIO`, an
-//!   offset `rw_verify_area()` would refuse (negative, or `pos + count` beyond
-//!   `LLONG_MAX`) is `-EINVAL`.
+//! - [`SleepableReader`]: `__kernel_read()`; a short read (end of file) is `-EIO`.
+//!   `__kernel_read()` does not call `rw_verify_area()`, so a negative offset, or one
+//!   whose `pos + count` is beyond `LLONG_MAX`, goes to the file system, and tmpfs
+//!   reads nothing there: `-EIO` too.
 //! - [`NofaultReader`]: page cache lookups only; an offset that is negative or beyond
 //!   `MAX_LFS_FILESIZE`, a folio that is absent or not uptodate is `-EFAULT`. Bytes
 //!   past end of file inside the last folio read as zeroes, like the page cache.
@@ -17,7 +18,7 @@
 //! Both return `-EFAULT` for a secretmem mapping and `-E2BIG` when asked for more
 //! than the C bounce buffer holds.
 
-use crate::elf::{ReadAt, E2BIG, EINVAL, MAX_FREADER_BUF_SZ};
+use crate::elf::{ReadAt, E2BIG, MAX_FREADER_BUF_SZ};
 
 /// `EIO`.
 pub const EIO: i32 = 5;
@@ -133,11 +134,8 @@ impl ReadAt for SleepableReader<'_> {
         }
         let count = buf.len() as u64;
         self.trace.push((offset, count));
-        // rw_verify_area(): negative offsets and pos + count > LLONG_MAX.
-        if offset < 0 || offset.checked_add(count as i64).is_none() {
-            return Err(-EINVAL);
-        }
-        // A short read (including 0 bytes at/after EOF) fails with -EIO.
+        // A short read (including 0 bytes at/after EOF) fails with -EIO. A negative
+        // offset converts to one far beyond EOF, where tmpfs reads nothing.
         let start = offset as u64;
         let len = self.file.data.len() as u64;
         if start >= len || len - start < count {
