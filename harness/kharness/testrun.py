@@ -666,11 +666,12 @@ sides measured alternately in the same boot.
   before each parse.  "Large binary" is `{large}`.
 - **What differs between the implementations**: with cached data the
   sleepable C path calls `__kernel_read()` for every fetch of at most 64
-  bytes, where the Rust one copies from the page cache; the nofault C path
-  reads the ELF fields in place in the mapped folio, where the Rust one
-  copies each fetch out by value (a design rule: no Rust reference into
-  memory that a writer may change), in 256-byte windows, and reaches the
-  folio through out-of-line C helpers.  Evicted data costs a read from the
+  bytes, where the Rust one copies from the page cache.  Both read the ELF
+  fields in place in the folio; the Rust reader loads each field by value
+  with one volatile load (no Rust reference into memory that a writer may
+  change) and inlines the whole parse, but reaches the folio through
+  out-of-line C helpers (lookup, uptodate test, position, size, address,
+  put), where C uses inline functions.  Evicted data costs a read from the
   block device either way.
 
 """

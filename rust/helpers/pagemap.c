@@ -1,13 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/highmem.h>
+#include <linux/mm.h>
 #include <linux/pagemap.h>
-
-struct folio *rust_helper_filemap_get_folio(struct address_space *mapping,
-					    pgoff_t index)
-{
-	return filemap_get_folio(mapping, index);
-}
 
 void rust_helper_folio_get(struct folio *folio)
 {
@@ -27,6 +22,11 @@ size_t rust_helper_folio_size(struct folio *folio)
 loff_t rust_helper_folio_pos(struct folio *folio)
 {
 	return folio_pos(folio);
+}
+
+void *rust_helper_folio_address(const struct folio *folio)
+{
+	return folio_address(folio);
 }
 
 bool rust_helper_folio_test_uptodate(struct folio *folio)

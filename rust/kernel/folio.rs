@@ -59,9 +59,10 @@ impl Folio {
         mapping: *mut bindings::address_space,
         index: usize,
     ) -> Option<ARef<Self>> {
-        // SAFETY: The caller guarantees that `mapping` is valid. `filemap_get_folio` does a
+        // SAFETY: The caller guarantees that `mapping` is valid. With no flags this is
+        // `filemap_get_folio()` (an inline wrapper, called here without a helper in between): a
         // lockless page cache lookup that neither sleeps nor takes a sleeping lock.
-        let folio = unsafe { bindings::filemap_get_folio(mapping, index) };
+        let folio = unsafe { bindings::__filemap_get_folio(mapping, index, 0, 0) };
         let folio = from_err_ptr(folio).ok()?;
         let folio = NonNull::new(folio)?;
         // SAFETY: `filemap_get_folio` returned a folio with its refcount incremented, which the
@@ -91,29 +92,171 @@ impl Folio {
         // SAFETY: The folio is valid by the type invariants.
         unsafe { bindings::folio_test_uptodate(self.as_raw()) }
     }
+}
+
+/// A referenced folio together with what reading its bytes needs, computed once: its position in
+/// its file, its size and, on kernels without `CONFIG_HIGHMEM`, its address in the kernel's
+/// linear map (which covers all memory there, so no temporary mapping is needed).
+///
+/// Page-cache memory can be changed at any time by a writer of the file, so this type hands out
+/// copies of the bytes, never references to them. The copies are made with volatile loads (the
+/// kernel's `READ_ONCE()`), so each byte is read once and the compiler may neither re-read nor
+/// assume anything about it.
+///
+/// # Invariants
+///
+/// - `pos` and `size` are the position and size of `folio`; they do not change while the folio
+///   is referenced (a referenced folio cannot be split).
+/// - Without `CONFIG_HIGHMEM`, `addr` is the linear-map address of the first byte of `folio`, and
+///   `addr..addr + size` stays mapped and readable while `folio` is referenced.
+pub struct FolioView {
+    folio: ARef<Folio>,
+    pos: i64,
+    size: usize,
+    #[cfg(not(CONFIG_HIGHMEM))]
+    addr: NonNull<u8>,
+}
+
+impl FolioView {
+    /// Creates a view of `folio`.
+    pub fn new(folio: ARef<Folio>) -> Self {
+        let pos = folio.pos();
+        let size = folio.size();
+        // SAFETY: The folio is valid by the type invariants of `Folio`. Without
+        // `CONFIG_HIGHMEM`, every page has a permanent linear-map address.
+        #[cfg(not(CONFIG_HIGHMEM))]
+        let addr = unsafe { bindings::folio_address(folio.as_raw()) };
+        // `folio_address()` never returns NULL without `CONFIG_HIGHMEM`; should it, the view is
+        // empty and every read fails its bounds check.
+        #[cfg(not(CONFIG_HIGHMEM))]
+        let (addr, size) = match NonNull::new(addr.cast::<u8>()) {
+            Some(addr) => (addr, size),
+            None => (NonNull::dangling(), 0),
+        };
+        // INVARIANT: `pos` and `size` are the folio's own (or `size` is 0), and `addr` is its
+        // linear-map address.
+        Self {
+            folio,
+            pos,
+            size,
+            #[cfg(not(CONFIG_HIGHMEM))]
+            addr,
+        }
+    }
+
+    /// The folio.
+    pub fn folio(&self) -> &Folio {
+        &self.folio
+    }
+
+    /// The byte position of the folio in its file.
+    pub fn pos(&self) -> i64 {
+        self.pos
+    }
+
+    /// The number of bytes in the folio.
+    pub fn size(&self) -> usize {
+        self.size
+    }
 
     /// Copies `dst.len()` bytes starting at `offset` within the folio into `dst`.
     ///
-    /// Returns [`EINVAL`] if the range is not inside the folio. Never sleeps: C's
-    /// `memcpy_from_folio()` maps the pages one at a time with `kmap_local_folio`, which is
-    /// allowed in any context.
-    ///
-    /// A concurrent writer may change the data while it is copied; the copy is done by C on a
-    /// transient mapping, like every other kernel reader of the page cache, and Rust code only
-    /// ever sees the bytes in `dst`.
-    pub fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
-        let end = offset.checked_add(dst.len()).ok_or(EINVAL)?;
-        if end > self.size() {
+    /// Returns [`EINVAL`] if the range is not inside the folio. Never sleeps, so it may be used
+    /// in any context. A concurrent writer may change the data while it is copied; `dst` then
+    /// holds some mix of old and new bytes, as with every other reader of the page cache.
+    #[inline(always)]
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
+        // Written so that no addition can overflow.
+        if offset > self.size || dst.len() > self.size - offset {
             return Err(EINVAL);
         }
-        if dst.is_empty() {
-            return Ok(());
-        }
-        // SAFETY: The folio is valid by the type invariants, `offset..end` lies inside it
-        // (checked above), and `dst` is valid for writing `dst.len()` bytes.
+        #[cfg(not(CONFIG_HIGHMEM))]
+        // SAFETY: `offset..offset + dst.len()` lies inside the folio (checked above), so by the type invariants
+        // `addr + offset` is valid for reading `dst.len()` bytes while `self.folio` is referenced,
+        // which it is for the whole call.
         unsafe {
-            bindings::memcpy_from_folio(dst.as_mut_ptr().cast(), self.as_raw(), offset, dst.len())
+            read_once_bytes(self.addr.as_ptr().add(offset), dst)
         };
+        #[cfg(CONFIG_HIGHMEM)]
+        if !dst.is_empty() {
+            // SAFETY: The folio is valid by the type invariants of `Folio`,
+            // `offset..offset + dst.len()` lies inside it (checked above), and `dst` is valid for writing `dst.len()` bytes.
+            // `memcpy_from_folio()` maps one page at a time with `kmap_local_folio()`, which is
+            // allowed in any context.
+            unsafe {
+                bindings::memcpy_from_folio(
+                    dst.as_mut_ptr().cast(),
+                    self.folio.as_raw(),
+                    offset,
+                    dst.len(),
+                )
+            };
+        }
         Ok(())
+    }
+}
+
+/// A `T` at any address: `read_volatile()` needs an aligned pointer, and `Unaligned<T>` is
+/// aligned at every address. The compiler reads it with one load where the architecture
+/// allows unaligned ones (x86_64, arm64), and with narrower loads where it does not.
+#[cfg(not(CONFIG_HIGHMEM))]
+#[repr(C, packed)]
+#[derive(Clone, Copy)]
+struct Unaligned<T: Copy>(T);
+
+/// Reads a `T` at `src` with one volatile load.
+///
+/// # Safety
+///
+/// `src` must be valid for reading `size_of::<T>()` bytes.
+#[cfg(not(CONFIG_HIGHMEM))]
+#[inline(always)]
+unsafe fn read_once<T: Copy>(src: *const u8) -> T {
+    // SAFETY: `Unaligned<T>` has alignment 1, so any pointer is aligned for it, and the caller
+    // guarantees that `src` is valid for reading its size, which is `T`'s.
+    unsafe { core::ptr::read_volatile(src.cast::<Unaligned<T>>()) }.0
+}
+
+/// Copies `dst.len()` bytes from `src` into `dst` with volatile loads, so that memory a writer
+/// may change concurrently is read once per byte, with no call: one load for a field of 1, 2,
+/// 4 or 8 bytes (what a parser of binary headers reads), eight bytes at a time otherwise.
+///
+/// # Safety
+///
+/// `src` must be valid for reading `dst.len()` bytes.
+#[cfg(not(CONFIG_HIGHMEM))]
+#[inline(always)]
+unsafe fn read_once_bytes(src: *const u8, dst: &mut [u8]) {
+    // By the safety requirements `src` is valid for reading `dst.len()` bytes, and every read
+    // below stays within them. The fixed sizes are stored as arrays, so that a field the caller
+    // reads back becomes a single load into a register.
+    if let Ok(d) = <&mut [u8; 8]>::try_from(&mut *dst) {
+        // SAFETY: `src` is readable for 8 bytes (see above).
+        *d = unsafe { read_once::<u64>(src) }.to_ne_bytes();
+        return;
+    }
+    if let Ok(d) = <&mut [u8; 4]>::try_from(&mut *dst) {
+        // SAFETY: `src` is readable for 4 bytes (see above).
+        *d = unsafe { read_once::<u32>(src) }.to_ne_bytes();
+        return;
+    }
+    if let Ok(d) = <&mut [u8; 2]>::try_from(&mut *dst) {
+        // SAFETY: `src` is readable for 2 bytes (see above).
+        *d = unsafe { read_once::<u16>(src) }.to_ne_bytes();
+        return;
+    }
+    let mut words = dst.chunks_exact_mut(8);
+    let mut at = 0;
+    for word in &mut words {
+        if let Ok(word) = <&mut [u8; 8]>::try_from(word) {
+            // SAFETY: `src` is readable for `dst.len()` bytes and `at + 8 <= dst.len()`.
+            *word = unsafe { read_once::<u64>(src.add(at)) }.to_ne_bytes();
+        }
+        at += 8;
+    }
+    for byte in words.into_remainder() {
+        // SAFETY: `src` is readable for `dst.len()` bytes and `at < dst.len()`.
+        *byte = unsafe { read_once::<u8>(src.add(at)) };
+        at += 1;
     }
 }

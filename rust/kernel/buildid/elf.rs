@@ -14,11 +14,11 @@
 //!
 //! - Only `core` is used (no `kernel::`, `alloc` or `std`), so the file compiles
 //!   unchanged in both crates.
-//! - There is no `unsafe` code (enforced by `forbid(unsafe_code)` below): all input is
-//!   copied *by value* out of the reader into small stack buffers, so the parser never
-//!   holds references into memory it does not own (the C code keeps pointers into
-//!   folios and has to be careful about invalidating them; this port cannot get that
-//!   wrong).
+//! - There is no `unsafe` code (enforced by `forbid(unsafe_code)` below): every field
+//!   is copied *by value* out of the reader (from where a fetch left the bytes, see
+//!   [`ReadAt::fetch_at`]), so the parser never holds references into memory it does
+//!   not own (the C code keeps pointers into folios and has to be careful about
+//!   invalidating them; this port cannot get that wrong), and reads each field once.
 //! - No operation can panic: the kernel builds with `overflow-checks` enabled, so every
 //!   arithmetic operation is explicit. Where C checks for overflow we use `checked_*`;
 //!   where C relies on the defined modular behaviour of unsigned arithmetic (or on
@@ -199,22 +199,145 @@ pub trait ReadAt {
     /// are never used. Returning a non-negative error value is a contract violation
     /// (the parser passes it through unchanged).
     ///
-    /// [`fetch`] has already rejected requests for which `offset + buf.len()` wraps
-    /// around in 64-bit unsigned arithmetic before this is called.
+    /// The parser (or [`fetch`]) has already rejected requests for which
+    /// `offset + buf.len()` wraps around in 64-bit unsigned arithmetic before this, or
+    /// [`ReadAt::fetch_at`], is called.
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32>;
+
+    /// Makes the `buf.len()` bytes at `offset` available to the parser, which then reads the
+    /// few fields it needs from them: what C's `freader_fetch()` does when it returns a
+    /// pointer into the folio instead of copying.
+    ///
+    /// A reader either copies the bytes into `buf` and returns [`Fetched::InBuffer`] (the
+    /// default, with [`ReadAt::read_at`]), or keeps them where they are, returns
+    /// [`Fetched::InReader`] and serves [`ReadAt::read_fetched`] until it is called again.
+    /// Either way it fails exactly when `read_at` would, with the same error.
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+        self.read_at(offset, buf).map(|()| Fetched::InBuffer)
+    }
+
+    /// Copies bytes `at..at + dst.len()` of the last fetch into `dst`, after
+    /// [`ReadAt::fetch_at`] returned [`Fetched::InReader`]; the parser only asks for bytes
+    /// inside that fetch. A reader that never keeps bytes is never asked; the default fills
+    /// `dst` with zeroes.
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        let _ = at;
+        dst.fill(0);
+    }
+}
+
+/// Where [`ReadAt::fetch_at`] left the fetched bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fetched {
+    /// In the buffer the parser passed.
+    InBuffer,
+    /// In the reader, readable with [`ReadAt::read_fetched`].
+    InReader,
+}
+
+/// C's `struct freader` as the parser sees it: the reader, the buffer a fetch may be copied
+/// into, and where the bytes of the last fetch are. Fields are read from the last fetch by
+/// value.
+struct Fetcher<'r, R: ?Sized> {
+    reader: &'r mut R,
+    buf: [u8; MAX_FREADER_BUF_SZ],
+    /// The length of the last fetch; 0 before the first one and after a failed one.
+    len: usize,
+    kept: Fetched,
+}
+
+impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
+    fn new(reader: &'r mut R) -> Self {
+        Self {
+            reader,
+            buf: [0; MAX_FREADER_BUF_SZ],
+            len: 0,
+            kept: Fetched::InBuffer,
+        }
+    }
+
+    /// `freader_fetch()` of `len` bytes at `file_off`: [`fetch`]'s checks, then
+    /// [`ReadAt::fetch_at`].
+    #[inline(always)]
+    fn fetch(&mut self, file_off: i64, len: usize) -> Result<(), i32> {
+        self.len = 0;
+        check_fetch(file_off, len)?;
+        // The parser never asks for more than the buffer holds (see the assertions on
+        // `MAX_FREADER_BUF_SZ`): C's `WARN_ON()` path.
+        let buf = self.buf.get_mut(..len).ok_or(-E2BIG)?;
+        self.kept = self.reader.fetch_at(file_off, buf)?;
+        self.len = len;
+        Ok(())
+    }
+
+    /// Copies bytes `at..at + dst.len()` of the last fetch; zeroes where that range is not
+    /// inside it (which the constant in-bounds offsets used in this file never cause).
+    #[inline(always)]
+    fn copy(&self, at: usize, dst: &mut [u8]) {
+        match self.kept {
+            // The reader checks the range.
+            Fetched::InReader => self.reader.read_fetched(at, dst),
+            Fetched::InBuffer => {
+                let src = self
+                    .buf
+                    .get(..self.len)
+                    .and_then(|fetched| fetched.get(at..))
+                    .and_then(|tail| tail.get(..dst.len()));
+                match src {
+                    Some(src) => dst.copy_from_slice(src),
+                    None => dst.fill(0),
+                }
+            }
+        }
+    }
+
+    /// Bytes `at..at + N` of the last fetch.
+    #[inline(always)]
+    fn array<const N: usize>(&self, at: usize) -> [u8; N] {
+        let mut out = [0u8; N];
+        self.copy(at, &mut out);
+        out
+    }
+
+    /// A native-endian (little-endian) `u16` at `at`.
+    #[inline(always)]
+    fn u16(&self, at: usize) -> u16 {
+        u16::from_le_bytes(self.array(at))
+    }
+
+    /// A native-endian (little-endian) `u32` at `at`.
+    #[inline(always)]
+    fn u32(&self, at: usize) -> u32 {
+        u32::from_le_bytes(self.array(at))
+    }
+
+    /// An `ElfN_Off`/`ElfN_Xword`-sized field (`u32` for ELF32, zero-extended).
+    #[inline(always)]
+    fn word(&self, at: usize, wide: bool) -> u64 {
+        if wide {
+            u64::from_le_bytes(self.array(at))
+        } else {
+            u64::from(self.u32(at))
+        }
+    }
 }
 
 /// Reader over an in-memory buffer: the `freader_init_from_mem()` mode, used for
 /// `build_id_parse_buf()`.
+///
+/// Fetches are kept in place ([`Fetched::InReader`]), as C returns pointers into the
+/// buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct MemReader<'a> {
     data: &'a [u8],
+    /// The bytes of the last fetch, inside `data`.
+    kept: &'a [u8],
 }
 
 impl<'a> MemReader<'a> {
     /// Creates a reader over `data`; `r->data_sz` is `data.len()`.
     pub const fn new(data: &'a [u8]) -> Self {
-        Self { data }
+        Self { data, kept: &[] }
     }
 }
 
@@ -239,6 +362,29 @@ impl ReadAt for MemReader<'_> {
             .ok_or(-ERANGE)?;
         buf.copy_from_slice(src);
         Ok(())
+    }
+
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+        self.kept = &[];
+        // The same checks as `read_at`, without the copy.
+        let data_sz = self.data.len() as u64;
+        if loff_as_u64(offset).wrapping_add(buf.len() as u64) > data_sz {
+            return Err(-ERANGE);
+        }
+        let start = usize::try_from(offset).map_err(|_| -ERANGE)?;
+        self.kept = self
+            .data
+            .get(start..)
+            .and_then(|tail| tail.get(..buf.len()))
+            .ok_or(-ERANGE)?;
+        Ok(Fetched::InReader)
+    }
+
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        match self.kept.get(at..).and_then(|tail| tail.get(..dst.len())) {
+            Some(src) => dst.copy_from_slice(src),
+            None => dst.fill(0),
+        }
     }
 }
 
@@ -298,12 +444,18 @@ impl BuildId {
 /// file-backed readers have a bounce buffer) and therefore belongs to the reader; the
 /// parser never requests more than [`MAX_FREADER_BUF_SZ`] bytes.
 pub fn fetch<R: ReadAt + ?Sized>(reader: &mut R, file_off: i64, buf: &mut [u8]) -> Result<(), i32> {
+    check_fetch(file_off, buf.len())?;
+    reader.read_at(file_off, buf)
+}
+
+/// The wrap-around check of [`fetch`].
+fn check_fetch(file_off: i64, len: usize) -> Result<(), i32> {
     // Lossless: `usize` is at most 64 bits on Linux targets.
-    let sz = buf.len() as u64;
+    let sz = len as u64;
     if loff_as_u64(file_off).checked_add(sz).is_none() {
         return Err(-EOVERFLOW);
     }
-    reader.read_at(file_off, buf)
+    Ok(())
 }
 
 /// `__build_id_parse()`: parses the build ID of an ELF file.
@@ -314,24 +466,26 @@ pub fn fetch<R: ReadAt + ?Sized>(reader: &mut R, file_off: i64, buf: &mut [u8]) 
 /// module documentation). Releasing reader resources (C's `freader_cleanup()`) is left
 /// to the reader's `Drop`.
 pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, i32> {
+    let mut r = Fetcher::new(reader);
     // Fetch the first 18 bytes of the ELF header for the class-independent checks.
-    let mut ident = [0u8; EHDR_PREFIX_SZ];
-    fetch(reader, 0, &mut ident)?;
+    r.fetch(0, EHDR_PREFIX_SZ)?;
+    let ident = &r;
 
     // Compare magic "\x7fELF"; C compares the magic before anything else.
-    if ident.get(..ELFMAG.len()) != Some(&ELFMAG[..]) {
+    if ident.array::<{ ELFMAG.len() }>(0) != ELFMAG {
         return Err(-EINVAL);
     }
 
     // Only executables and shared objects; `e_type` is read in native (little) endian.
-    let e_type = le_u16(&ident, E_TYPE_OFF);
+    let e_type = ident.u16(E_TYPE_OFF);
     if e_type != ET_EXEC && e_type != ET_DYN {
         return Err(-EINVAL);
     }
 
-    match ident.get(EI_CLASS) {
-        Some(&ELFCLASS32) => get_build_id(reader, &ELF32),
-        Some(&ELFCLASS64) => get_build_id(reader, &ELF64),
+    let [class] = ident.array::<1>(EI_CLASS);
+    match class {
+        ELFCLASS32 => get_build_id(&mut r, &ELF32),
+        ELFCLASS64 => get_build_id(&mut r, &ELF64),
         _ => Err(-EINVAL),
     }
 }
@@ -353,6 +507,15 @@ pub fn parse_notes<R: ReadAt + ?Sized>(
     note_off: i64,
     note_size: u32,
 ) -> Result<BuildId, i32> {
+    find_build_id_note(&mut Fetcher::new(reader), note_off, note_size)
+}
+
+/// [`parse_notes`] on the parser's view of the reader.
+fn find_build_id_note<R: ReadAt + ?Sized>(
+    r: &mut Fetcher<'_, R>,
+    note_off: i64,
+    note_size: u32,
+) -> Result<BuildId, i32> {
     // check_add_overflow(note_off, note_size, &note_end) with a `u32` destination:
     // fails unless the mathematical sum is in 0..=u32::MAX. The i64 addition itself
     // can only overflow for sums far above u32::MAX, which fail the same way.
@@ -366,12 +529,13 @@ pub fn parse_notes<R: ReadAt + ?Sized>(
 
     let mut note_off = note_off;
     while note_remaining_exceeds_hdr(note_end, note_off) {
-        let mut nhdr = [0u8; NOTE_HDR_READ_SZ];
-        fetch(reader, note_off, &mut nhdr)?;
+        r.fetch(note_off, NOTE_HDR_READ_SZ)?;
+        let nhdr = &*r;
 
-        let name_sz = le_u32(&nhdr, 0);
-        let desc_sz = le_u32(&nhdr, 4);
-        let n_type = le_u32(&nhdr, 8);
+        let name_sz = nhdr.u32(0);
+        let desc_sz = nhdr.u32(4);
+        let n_type = nhdr.u32(8);
+        let name = nhdr.array::<NOTE_NAME_SZ>(NHDR_SZ);
 
         // new_off = note_off + sizeof(Elf32_Nhdr): `loff_t + size_t` is evaluated in
         // 64-bit unsigned arithmetic and stored in a `u32` (truncation).
@@ -387,7 +551,7 @@ pub fn parse_notes<R: ReadAt + ?Sized>(
 
         if n_type == NT_GNU_BUILD_ID
             && name_sz as usize == NOTE_NAME_SZ
-            && nhdr.get(NHDR_SZ..) == Some(&NOTE_NAME[..])
+            && name == NOTE_NAME
             && (1..=BUILD_ID_SIZE_MAX as u32).contains(&desc_sz)
         {
             // build_id_off = note_off + sizeof(Elf32_Nhdr) + ALIGN(note_name_sz, 4),
@@ -400,7 +564,8 @@ pub fn parse_notes<R: ReadAt + ?Sized>(
             let mut bytes = [0u8; BUILD_ID_SIZE_MAX];
             // `desc_sz` is in 1..=20 here, so the slice always exists.
             let desc = bytes.get_mut(..desc_sz as usize).ok_or(-EINVAL)?;
-            fetch(reader, i64::from(build_id_off), desc)?;
+            r.fetch(i64::from(build_id_off), desc.len())?;
+            r.copy(0, desc);
             // The tail of `bytes` is already zero: C's memset() of the padding.
             return Ok(BuildId {
                 bytes,
@@ -490,14 +655,16 @@ const ELF64: ElfLayout = ElfLayout {
 /// Reading the 32-bit fields zero-extended to 64 bits gives exactly the C semantics
 /// for ELF32 too: `phoff + phnum * sizeof(Elf32_Phdr)` is evaluated as `size_t`
 /// (64-bit) in C, and an `Elf32_Off` converts to a non-negative `loff_t`.
-fn get_build_id<R: ReadAt + ?Sized>(reader: &mut R, layout: &ElfLayout) -> Result<BuildId, i32> {
-    let mut ehdr_buf = [0u8; MAX_FREADER_BUF_SZ];
-    let ehdr = ehdr_buf.get_mut(..layout.ehdr_sz).ok_or(-EINVAL)?;
-    fetch(reader, 0, ehdr)?;
+fn get_build_id<R: ReadAt + ?Sized>(
+    r: &mut Fetcher<'_, R>,
+    layout: &ElfLayout,
+) -> Result<BuildId, i32> {
+    r.fetch(0, layout.ehdr_sz)?;
+    let ehdr = &*r;
 
-    let phoff = read_word(ehdr, layout.e_phoff, layout.wide);
+    let phoff = ehdr.word(layout.e_phoff, layout.wide);
     // Set an upper bound on the number of segments (phdrs) we iterate.
-    let phnum = core::cmp::min(u32::from(le_u16(ehdr, layout.e_phnum)), MAX_PHDR_CNT);
+    let phnum = core::cmp::min(u32::from(ehdr.u16(layout.e_phnum)), MAX_PHDR_CNT);
     let phdr_sz = layout.phdr_sz as u64;
 
     // Check that phoff is not large enough to cause an overflow (64-bit unsigned, as
@@ -507,19 +674,18 @@ fn get_build_id<R: ReadAt + ?Sized>(reader: &mut R, layout: &ElfLayout) -> Resul
     }
 
     for i in 0..phnum {
-        let mut phdr_buf = [0u8; MAX_FREADER_BUF_SZ];
-        let phdr = phdr_buf.get_mut(..layout.phdr_sz).ok_or(-EINVAL)?;
         // `phoff + i * sizeof(Elf_Phdr)` cannot wrap after the check above; the
         // conversion to the `loff_t` parameter may yield a negative offset.
         let off = phoff.wrapping_add(u64::from(i).wrapping_mul(phdr_sz));
-        fetch(reader, u64_as_loff(off), phdr)?;
+        r.fetch(u64_as_loff(off), layout.phdr_sz)?;
+        let phdr = &*r;
 
-        if le_u32(phdr, 0) == PT_NOTE {
-            let note_off = u64_as_loff(read_word(phdr, layout.p_offset, layout.wide));
-            let note_size = trunc_u32(read_word(phdr, layout.p_filesz, layout.wide));
+        if phdr.u32(0) == PT_NOTE {
+            let note_off = u64_as_loff(phdr.word(layout.p_offset, layout.wide));
+            let note_size = trunc_u32(phdr.word(layout.p_filesz, layout.wide));
             // Any failure inside the segment, including read errors, just moves on to
             // the next program header (quirk 1).
-            if let Ok(id) = parse_notes(reader, note_off, note_size) {
+            if let Ok(id) = find_build_id_note(r, note_off, note_size) {
                 return Ok(id);
             }
         }
@@ -548,42 +714,4 @@ const fn u64_as_loff(x: u64) -> i64 {
 /// C conversion of an unsigned 64-bit value to `u32` (modulo 2^32).
 const fn trunc_u32(x: u64) -> u32 {
     x as u32
-}
-
-/// Reads a native-endian (little-endian) `u16` at `off`. Returns 0 if `buf` is too
-/// short, which cannot happen for the constant in-bounds offsets used in this file.
-fn le_u16(buf: &[u8], off: usize) -> u16 {
-    match buf.get(off..) {
-        Some([b0, b1, ..]) => u16::from_le_bytes([*b0, *b1]),
-        _ => 0,
-    }
-}
-
-/// Reads a native-endian (little-endian) `u32` at `off` (0 if out of bounds, see
-/// [`le_u16`]).
-fn le_u32(buf: &[u8], off: usize) -> u32 {
-    match buf.get(off..) {
-        Some([b0, b1, b2, b3, ..]) => u32::from_le_bytes([*b0, *b1, *b2, *b3]),
-        _ => 0,
-    }
-}
-
-/// Reads a native-endian (little-endian) `u64` at `off` (0 if out of bounds, see
-/// [`le_u16`]).
-fn le_u64(buf: &[u8], off: usize) -> u64 {
-    match buf.get(off..) {
-        Some([b0, b1, b2, b3, b4, b5, b6, b7, ..]) => {
-            u64::from_le_bytes([*b0, *b1, *b2, *b3, *b4, *b5, *b6, *b7])
-        }
-        _ => 0,
-    }
-}
-
-/// Reads an `ElfN_Off`/`ElfN_Xword`-sized field (`u32` for ELF32, zero-extended).
-fn read_word(buf: &[u8], off: usize, wide: bool) -> u64 {
-    if wide {
-        le_u64(buf, off)
-    } else {
-        u64::from(le_u32(buf, off))
-    }
 }

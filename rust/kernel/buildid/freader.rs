@@ -2,19 +2,21 @@
 
 //! File readers for the build ID parser: the kernel half of C's `struct freader`.
 //!
-//! Both readers copy file bytes by value into the parser's buffers, so no Rust reference into
-//! page-cache memory ever exists (a writer may change that memory at any time), and the parser
-//! sees each byte exactly once per fetch: there is nothing to re-read under a concurrent
-//! change, which is what the C code needs `READ_ONCE` for.
+//! Like C's `freader_fetch()`, which returns a pointer into the folio when a fetch lies inside
+//! one, the readers keep such a fetch where it is, and the parser then copies out only the
+//! fields it looks at ([`ReadAt::read_fetched`]); a fetch that crosses folios, or comes from a
+//! read, is copied into the parser's buffer. Either way the parser gets bytes by value: no Rust
+//! reference into page-cache memory ever exists (a writer may change that memory at any time),
+//! and each field is read once, with volatile loads ([`FolioView::read`]), which is what the C
+//! code needs `READ_ONCE` for.
 
-use super::elf::ReadAt;
+use super::elf::{Fetched, ReadAt};
 use crate::{
     bindings,
     error::{code::*, Error},
-    folio::Folio,
+    folio::{Folio, FolioView},
     fs::file::File,
     page::PAGE_SHIFT,
-    types::ARef,
 };
 
 /// The largest file offset the page cache can index (`MAX_LFS_FILESIZE`).
@@ -24,74 +26,111 @@ fn errno(err: Error) -> i32 {
     err.to_errno()
 }
 
-/// Bytes copied out of a folio at a time. The parser's fetches are small (at most 64 bytes)
-/// and mostly sequential (ELF header, then program headers, then notes), so one copy serves
-/// several fetches, where a copy per fetch would cost a call into C for each. Small enough
-/// for the stacks the nofault reader runs on (NMI included).
-const WINDOW_SZ: usize = 256;
-
-/// The folio last used by a reader, kept across fetches like C keeps `r->folio`, with its
-/// position and size (which do not change while it is referenced), and a copy of a window
-/// of its bytes.
+/// The folio last used by a reader, kept across fetches like C keeps `r->folio`, so the
+/// fetches of one parse (ELF header, program headers, notes: mostly in one folio) look the
+/// page cache up once.
 ///
 /// Dropping it drops the folio reference, so no path can leak one.
+#[derive(Default)]
 struct CachedFolio {
-    folio: Option<(ARef<Folio>, i64, usize)>,
-    /// Bytes `window_pos..window_pos + window_len` of the file, copied from a folio that was
-    /// cached and uptodate; never more than that folio holds.
-    window: [u8; WINDOW_SZ],
-    window_pos: i64,
-    window_len: usize,
-}
-
-impl Default for CachedFolio {
-    fn default() -> Self {
-        Self {
-            folio: None,
-            window: [0; WINDOW_SZ],
-            window_pos: 0,
-            window_len: 0,
-        }
-    }
+    view: Option<FolioView>,
+    /// The offset in `view` and the length of the last fetch, if it was kept in place;
+    /// `kept_len` is 0 if it was not.
+    kept_offset: usize,
+    kept_len: usize,
 }
 
 impl CachedFolio {
-    /// Makes `self.folio` the uptodate folio of `file` that caches byte `pos`, without
+    /// Returns a view of the uptodate folio of `file` that caches byte `pos`, without
     /// sleeping.
     ///
     /// `-EFAULT` if the byte is not cached, as in C's `freader_get_folio()`.
-    fn get(&mut self, file: &File, pos: i64) -> Result<(), i32> {
-        let reuse = match &self.folio {
-            Some((_, start, size)) => pos >= *start && pos - *start < *size as i64,
+    #[inline(always)]
+    fn get(&mut self, file: &File, pos: i64) -> Result<&FolioView, i32> {
+        let reuse = match &self.view {
+            Some(view) => pos >= view.pos() && pos - view.pos() < view.size() as i64,
             None => false,
         };
         if !reuse {
-            // Release the old folio before looking up the next one, as C does.
-            self.folio = None;
-            // The page index must fit in `pgoff_t`.
-            if !(0..=MAX_LFS_FILESIZE).contains(&pos) {
-                return Err(errno(EFAULT));
-            }
-            // `pos` is non-negative, so the shifted value fits in `usize` (`pgoff_t`).
-            let index = (pos >> PAGE_SHIFT) as usize;
-            // SAFETY: `file.mapping()` is the valid address space of a referenced file.
-            let folio = unsafe { Folio::lookup(file.mapping(), index) }.ok_or(errno(EFAULT))?;
-            if !folio.is_uptodate() {
-                return Err(errno(EFAULT));
-            }
-            let (start, size) = (folio.pos(), folio.size());
-            self.folio = Some((folio, start, size));
+            self.lookup(file, pos)?;
         }
+        self.view.as_ref().ok_or(errno(EFAULT))
+    }
+
+    /// Replaces the cached folio with the one caching byte `pos`: the slow path of
+    /// [`CachedFolio::get`], taken once per folio.
+    fn lookup(&mut self, file: &File, pos: i64) -> Result<(), i32> {
+        // Release the old folio before looking up the next one, as C does.
+        self.release();
+        // The page index must fit in `pgoff_t`.
+        if !(0..=MAX_LFS_FILESIZE).contains(&pos) {
+            return Err(errno(EFAULT));
+        }
+        // `pos` is non-negative, so the shifted value fits in `usize` (`pgoff_t`).
+        let index = (pos >> PAGE_SHIFT) as usize;
+        // SAFETY: `file.mapping()` is the valid address space of a referenced file.
+        let folio = unsafe { Folio::lookup(file.mapping(), index) }.ok_or(errno(EFAULT))?;
+        if !folio.is_uptodate() {
+            return Err(errno(EFAULT));
+        }
+        self.view = Some(FolioView::new(folio));
         Ok(())
+    }
+
+    /// Drops the folio reference, and with it the fetch kept in place.
+    fn release(&mut self) {
+        self.kept_len = 0;
+        self.view = None;
+    }
+
+    /// Keeps the `len` bytes at `pos` in place, for [`CachedFolio::read_kept`], if one uptodate
+    /// cached folio holds them all and they end at or before `limit`. Never sleeps.
+    ///
+    /// `-EFAULT` if byte `pos` is not cached (so copying the bytes would fail the same way);
+    /// `Ok(false)` if the bytes must be copied from more than one folio.
+    #[inline(always)]
+    fn keep(&mut self, file: &File, pos: i64, len: usize, limit: i64) -> Result<bool, i32> {
+        self.kept_len = 0;
+        if pos >= limit {
+            return Ok(false);
+        }
+        // Fails for a negative `pos`, which no folio caches.
+        let view = self.get(file, pos)?;
+        // `pos` lies inside the folio, so the difference is in `0..size`.
+        let offset = (pos - view.pos()) as usize;
+        // `0 <= pos < limit`, so the difference is positive and cannot overflow.
+        let before_limit = usize::try_from(limit - pos).unwrap_or(usize::MAX);
+        if (view.size() - offset).min(before_limit) < len {
+            return Ok(false);
+        }
+        self.kept_offset = offset;
+        self.kept_len = len;
+        Ok(true)
+    }
+
+    /// Copies bytes `at..at + dst.len()` of the fetch kept in place; zeroes if there is none
+    /// or the range is not inside it.
+    #[inline(always)]
+    fn read_kept(&self, at: usize, dst: &mut [u8]) {
+        if let Some(view) = &self.view {
+            let in_fetch = at <= self.kept_len && dst.len() <= self.kept_len - at;
+            // `kept_offset + at` is inside the folio when the range is inside the fetch (and
+            // `read` checks it again).
+            if in_fetch && view.read(self.kept_offset.wrapping_add(at), dst).is_ok() {
+                return;
+            }
+        }
+        dst.fill(0);
     }
 
     /// Copies `buf.len()` bytes at `pos` from uptodate cached folios, crossing folio
     /// boundaries (of any folio size) as needed, without copying from file offsets at or past
     /// `limit`. Never sleeps.
     ///
-    /// A byte is served from the window only if it was copied from a folio that holds it, so
-    /// a fetch succeeds exactly when the folios holding its bytes are cached and uptodate.
+    /// A fetch succeeds exactly when the folios holding its bytes are cached and uptodate.
+    #[inline]
     fn copy(&mut self, file: &File, pos: i64, buf: &mut [u8], limit: i64) -> Result<(), i32> {
+        self.kept_len = 0;
         let mut done = 0;
         while done < buf.len() {
             // `done <= buf.len()`, which is small; `pos + done` was checked not to wrap by
@@ -100,37 +139,18 @@ impl CachedFolio {
             if at >= limit {
                 return Err(errno(EFAULT));
             }
-            let in_window = at >= self.window_pos && at - self.window_pos < self.window_len as i64;
-            if !in_window {
-                self.refill(file, at, limit)?;
-            }
-            // `at` is inside the window now, so the difference is in `0..window_len`.
-            let from = (at - self.window_pos) as usize;
-            let chunk = (self.window_len - from).min(buf.len() - done);
-            let src = self.window.get(from..from + chunk).ok_or(errno(EINVAL))?;
+            let view = self.get(file, at)?;
+            // `at` lies inside the folio, so the difference is in `0..size`.
+            let offset = (at - view.pos()) as usize;
+            // `at < limit`, so the difference is positive.
+            let before_limit = usize::try_from(limit - at).unwrap_or(usize::MAX);
+            let chunk = (view.size() - offset)
+                .min(buf.len() - done)
+                .min(before_limit);
             let dst = buf.get_mut(done..done + chunk).ok_or(errno(EINVAL))?;
-            dst.copy_from_slice(src);
+            view.read(offset, dst).map_err(errno)?;
             done += chunk;
         }
-        Ok(())
-    }
-
-    /// Fills the window with bytes from `at` on, up to its size, the end of the folio holding
-    /// `at`, or `limit`, whichever comes first.
-    fn refill(&mut self, file: &File, at: i64, limit: i64) -> Result<(), i32> {
-        self.window_len = 0;
-        self.get(file, at)?;
-        let (folio, start, size) = self.folio.as_ref().ok_or(errno(EFAULT))?;
-        let (start, size) = (*start, *size);
-        // `at` lies inside the folio, so the difference is in `0..size`.
-        let offset = (at - start) as usize;
-        // `at < limit`, so the difference is positive.
-        let before_limit = usize::try_from(limit - at).unwrap_or(usize::MAX);
-        let len = (size - offset).min(WINDOW_SZ).min(before_limit);
-        let window = self.window.get_mut(..len).ok_or(errno(EINVAL))?;
-        folio.copy_to_slice(offset, window).map_err(errno)?;
-        self.window_pos = at;
-        self.window_len = len;
         Ok(())
     }
 }
@@ -165,6 +185,23 @@ impl ReadAt for NofaultReader<'_> {
         }
         self.cache.copy(self.file, offset, buf, i64::MAX)
     }
+
+    #[inline(always)]
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+        if self.secret {
+            return Err(errno(EFAULT));
+        }
+        if self.cache.keep(self.file, offset, buf.len(), i64::MAX)? {
+            return Ok(Fetched::InReader);
+        }
+        self.cache.copy(self.file, offset, buf, i64::MAX)?;
+        Ok(Fetched::InBuffer)
+    }
+
+    #[inline(always)]
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        self.cache.read_kept(at, dst);
+    }
 }
 
 /// Reads in sleepable context: serves a fetch from the page cache when every byte of it is
@@ -196,17 +233,28 @@ impl<'a> SleepableReader<'a> {
         }
     }
 
-    fn cached(&mut self, offset: i64, buf: &mut [u8]) -> bool {
+    /// The file size, if the `len` bytes at `offset` may be served from the page cache:
+    /// `__kernel_read` would read them all.
+    fn cache_limit(&self, offset: i64, len: usize) -> Option<i64> {
         if !self.cache_usable || offset < 0 {
-            return false;
+            return None;
         }
         let size = self.file.size();
-        match offset.checked_add(buf.len() as i64) {
-            Some(end) if end <= size => {}
-            _ => return false,
+        match offset.checked_add(len as i64) {
+            Some(end) if end <= size => Some(size),
+            _ => None,
         }
-        // Never copies from past end of file, where `__kernel_read` would stop short.
-        self.cache.copy(self.file, offset, buf, size).is_ok()
+    }
+
+    /// Reads `buf.len()` bytes at `offset` with `__kernel_read`.
+    fn read(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+        // Do not hold a folio reference across a read that may sleep for I/O.
+        self.cache.release();
+        match self.file.kernel_read(buf, offset) {
+            Ok(n) if n == buf.len() => Ok(()),
+            Ok(_) => Err(errno(EIO)),
+            Err(e) => Err(errno(e)),
+        }
     }
 }
 
@@ -215,15 +263,35 @@ impl ReadAt for SleepableReader<'_> {
         if self.secret {
             return Err(errno(EFAULT));
         }
-        if self.cached(offset, buf) {
-            return Ok(());
+        // Never copies from past end of file, where `__kernel_read` would stop short.
+        if let Some(size) = self.cache_limit(offset, buf.len()) {
+            if self.cache.copy(self.file, offset, buf, size).is_ok() {
+                return Ok(());
+            }
         }
-        // Do not hold a folio reference across a read that may sleep for I/O.
-        self.cache.folio = None;
-        match self.file.kernel_read(buf, offset) {
-            Ok(n) if n == buf.len() => Ok(()),
-            Ok(_) => Err(errno(EIO)),
-            Err(e) => Err(errno(e)),
+        self.read(offset, buf)
+    }
+
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+        if self.secret {
+            return Err(errno(EFAULT));
         }
+        if let Some(size) = self.cache_limit(offset, buf.len()) {
+            match self.cache.keep(self.file, offset, buf.len(), size) {
+                Ok(true) => return Ok(Fetched::InReader),
+                Ok(false) => {
+                    if self.cache.copy(self.file, offset, buf, size).is_ok() {
+                        return Ok(Fetched::InBuffer);
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        self.read(offset, buf)?;
+        Ok(Fetched::InBuffer)
+    }
+
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        self.cache.read_kept(at, dst);
     }
 }

@@ -18,7 +18,7 @@
 //! Both return `-EFAULT` for a secretmem mapping and `-E2BIG` when asked for more
 //! than the C bounce buffer holds.
 
-use crate::elf::{ReadAt, E2BIG, MAX_FREADER_BUF_SZ};
+use crate::elf::{Fetched, ReadAt, E2BIG, MAX_FREADER_BUF_SZ};
 
 /// `EIO`.
 pub const EIO: i32 = 5;
@@ -148,18 +148,57 @@ impl ReadAt for SleepableReader<'_> {
 }
 
 /// Non-faulting reader (`may_fault == false`): page cache lookups only.
+///
+/// Like the kernel's, it keeps a fetch that lies inside one folio in place
+/// ([`Fetched::InReader`]) and copies the others, so the parser's field reads from the
+/// reader are checked against C too. A kept fetch fills the parser's buffer with a poison
+/// pattern, which would show if the parser read it.
 pub struct NofaultReader<'a> {
     file: &'a FileModel,
+    /// Offset and length of the fetch kept in place.
+    kept: Option<(u64, usize)>,
 }
+
+/// What a fetch kept in place leaves in the parser's buffer.
+const POISON: u8 = 0xa5;
 
 impl<'a> NofaultReader<'a> {
     /// A reader over `file`.
     pub fn new(file: &'a FileModel) -> Self {
-        Self { file }
+        Self { file, kept: None }
     }
 }
 
 impl ReadAt for NofaultReader<'_> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+        self.kept = None;
+        self.read_at(offset, buf)?;
+        // The checks of `read_at` passed, so `offset` is not negative.
+        let start = offset as u64;
+        let fs = self.file.folio_size;
+        if start / fs != (start + buf.len() as u64).saturating_sub(1) / fs {
+            return Ok(Fetched::InBuffer);
+        }
+        buf.fill(POISON);
+        self.kept = Some((start, buf.len()));
+        Ok(Fetched::InReader)
+    }
+
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        match self.kept {
+            Some((start, len)) if at + dst.len() <= len => {
+                for (i, b) in dst.iter_mut().enumerate() {
+                    *b = self.file.cached_byte(start + (at + i) as u64);
+                }
+            }
+            _ => panic!(
+                "read_fetched({at}, {}) outside the kept fetch {:?}",
+                dst.len(),
+                self.kept
+            ),
+        }
+    }
+
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
         if buf.len() > MAX_FREADER_BUF_SZ {
             return Err(-E2BIG);
