@@ -669,9 +669,9 @@ sides measured alternately in the same boot.
   bytes, where the Rust one copies from the page cache.  Both read the ELF
   fields in place in the folio; the Rust reader loads each field by value
   with one volatile load (no Rust reference into memory that a writer may
-  change) and inlines the whole parse, but reaches the folio through
-  out-of-line C helpers (lookup, uptodate test, position, size, address,
-  put), where C uses inline functions.  Evicted data costs a read from the
+  change) and compiles the parse for each ELF class with its fetches
+  inlined, but reaches the folio through out-of-line C helpers (uptodate
+  test, size, address, reference drop), where C uses inline functions.  Evicted data costs a read from the
   block device either way.
 
 """

@@ -19,11 +19,6 @@ size_t rust_helper_folio_size(struct folio *folio)
 	return folio_size(folio);
 }
 
-loff_t rust_helper_folio_pos(struct folio *folio)
-{
-	return folio_pos(folio);
-}
-
 void *rust_helper_folio_address(const struct folio *folio)
 {
 	return folio_address(folio);

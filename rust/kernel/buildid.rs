@@ -66,8 +66,12 @@ pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
         return Err(EINVAL);
     }
     let result = match mode {
-        Mode::Nofault => elf::parse_elf(&mut freader::NofaultReader::new(file)),
-        Mode::Sleepable => elf::parse_elf(&mut freader::SleepableReader::new(file)),
+        Mode::Nofault => {
+            freader::NofaultReader::new(file).and_then(|mut reader| elf::parse_elf(&mut reader))
+        }
+        Mode::Sleepable => {
+            freader::SleepableReader::new(file).and_then(|mut reader| elf::parse_elf(&mut reader))
+        }
     };
     result.map_err(to_error)
 }

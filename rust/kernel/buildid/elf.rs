@@ -484,8 +484,8 @@ pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, i32> {
 
     let [class] = ident.array::<1>(EI_CLASS);
     match class {
-        ELFCLASS32 => get_build_id(&mut r, &ELF32),
-        ELFCLASS64 => get_build_id(&mut r, &ELF64),
+        ELFCLASS32 => get_build_id::<false, R>(&mut r),
+        ELFCLASS64 => get_build_id::<true, R>(&mut r),
         _ => Err(-EINVAL),
     }
 }
@@ -650,15 +650,17 @@ const ELF64: ElfLayout = ElfLayout {
     p_filesz: 32,
 };
 
-/// `get_build_id_32()` and `get_build_id_64()`, which only differ in layout.
+/// `get_build_id_32()` (`WIDE` false) and `get_build_id_64()` (`WIDE` true), which only
+/// differ in layout. As in C, each is compiled for its own layout, so sizes and offsets
+/// are constants.
 ///
 /// Reading the 32-bit fields zero-extended to 64 bits gives exactly the C semantics
 /// for ELF32 too: `phoff + phnum * sizeof(Elf32_Phdr)` is evaluated as `size_t`
 /// (64-bit) in C, and an `Elf32_Off` converts to a non-negative `loff_t`.
-fn get_build_id<R: ReadAt + ?Sized>(
+fn get_build_id<const WIDE: bool, R: ReadAt + ?Sized>(
     r: &mut Fetcher<'_, R>,
-    layout: &ElfLayout,
 ) -> Result<BuildId, i32> {
+    let layout = if WIDE { &ELF64 } else { &ELF32 };
     r.fetch(0, layout.ehdr_sz)?;
     let ehdr = &*r;
 

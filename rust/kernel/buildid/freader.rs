@@ -84,23 +84,22 @@ impl CachedFolio {
     }
 
     /// Keeps the `len` bytes at `pos` in place, for [`CachedFolio::read_kept`], if one uptodate
-    /// cached folio holds them all and they end at or before `limit`. Never sleeps.
+    /// cached folio holds them all and they end at or before `limit`, if there is one. Never
+    /// sleeps.
     ///
     /// `-EFAULT` if byte `pos` is not cached (so copying the bytes would fail the same way);
     /// `Ok(false)` if the bytes must be copied from more than one folio.
     #[inline(always)]
-    fn keep(&mut self, file: &File, pos: i64, len: usize, limit: i64) -> Result<bool, i32> {
+    fn keep(&mut self, file: &File, pos: i64, len: usize, limit: Option<i64>) -> Result<bool, i32> {
         self.kept_len = 0;
-        if pos >= limit {
+        if limit.is_some_and(|limit| pos >= limit) {
             return Ok(false);
         }
         // Fails for a negative `pos`, which no folio caches.
         let view = self.get(file, pos)?;
         // `pos` lies inside the folio, so the difference is in `0..size`.
         let offset = (pos - view.pos()) as usize;
-        // `0 <= pos < limit`, so the difference is positive and cannot overflow.
-        let before_limit = usize::try_from(limit - pos).unwrap_or(usize::MAX);
-        if (view.size() - offset).min(before_limit) < len {
+        if view.size() - offset < len || !fits_before(pos, len, limit) {
             return Ok(false);
         }
         self.kept_offset = offset;
@@ -125,25 +124,33 @@ impl CachedFolio {
 
     /// Copies `buf.len()` bytes at `pos` from uptodate cached folios, crossing folio
     /// boundaries (of any folio size) as needed, without copying from file offsets at or past
-    /// `limit`. Never sleeps.
+    /// `limit`, if there is one. Never sleeps.
     ///
     /// A fetch succeeds exactly when the folios holding its bytes are cached and uptodate.
     #[inline]
-    fn copy(&mut self, file: &File, pos: i64, buf: &mut [u8], limit: i64) -> Result<(), i32> {
+    fn copy(
+        &mut self,
+        file: &File,
+        pos: i64,
+        buf: &mut [u8],
+        limit: Option<i64>,
+    ) -> Result<(), i32> {
         self.kept_len = 0;
         let mut done = 0;
         while done < buf.len() {
             // `done <= buf.len()`, which is small; `pos + done` was checked not to wrap by
             // the parser's fetch wrapper.
             let at = pos.wrapping_add(done as i64);
-            if at >= limit {
+            if limit.is_some_and(|limit| at >= limit) {
                 return Err(errno(EFAULT));
             }
             let view = self.get(file, at)?;
             // `at` lies inside the folio, so the difference is in `0..size`.
             let offset = (at - view.pos()) as usize;
-            // `at < limit`, so the difference is positive.
-            let before_limit = usize::try_from(limit - at).unwrap_or(usize::MAX);
+            // `0 <= at < limit`, so the difference is positive.
+            let before_limit = limit.map_or(usize::MAX, |limit| {
+                usize::try_from(limit - at).unwrap_or(usize::MAX)
+            });
             let chunk = (view.size() - offset)
                 .min(buf.len() - done)
                 .min(before_limit);
@@ -155,46 +162,57 @@ impl CachedFolio {
     }
 }
 
+/// Whether the `len` bytes at `pos` end at or before `limit`, if there is one; `pos` is not
+/// negative and below `limit`.
+#[inline(always)]
+fn fits_before(pos: i64, len: usize, limit: Option<i64>) -> bool {
+    // `0 <= pos < limit`, so the difference is positive.
+    limit.map_or(true, |limit| {
+        usize::try_from(limit - pos).unwrap_or(usize::MAX) >= len
+    })
+}
+
 /// Reads from the page cache only: never sleeps, never takes a sleeping lock, and is usable
 /// in IRQ and NMI context. Data that is not cached and uptodate fails with `-EFAULT`.
 ///
 /// Like C, this ignores the file size: bytes past end of file in the last folio read as the
 /// zeroes the page cache holds there.
+///
+/// # Invariants
+///
+/// `file` is not a `memfd_secret()` file.
 pub(crate) struct NofaultReader<'a> {
     file: &'a File,
     cache: CachedFolio,
-    /// Reading `memfd_secret` memory would defeat its purpose. (A file's mapping never
-    /// changes, so this is checked once.)
-    secret: bool,
 }
 
 impl<'a> NofaultReader<'a> {
-    pub(crate) fn new(file: &'a File) -> Self {
-        Self {
+    /// A reader of `file`, or `-EFAULT` for a `memfd_secret()` file: C fails every fetch of
+    /// those, and so the parse at its first fetch, because reading that memory would defeat
+    /// its purpose. (A file's mapping never changes, so this is checked once.)
+    pub(crate) fn new(file: &'a File) -> Result<Self, i32> {
+        if file.is_secretmem() {
+            return Err(errno(EFAULT));
+        }
+        // INVARIANT: Checked above.
+        Ok(Self {
             file,
             cache: CachedFolio::default(),
-            secret: file.is_secretmem(),
-        }
+        })
     }
 }
 
 impl ReadAt for NofaultReader<'_> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        if self.secret {
-            return Err(errno(EFAULT));
-        }
-        self.cache.copy(self.file, offset, buf, i64::MAX)
+        self.cache.copy(self.file, offset, buf, None)
     }
 
     #[inline(always)]
     fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
-        if self.secret {
-            return Err(errno(EFAULT));
-        }
-        if self.cache.keep(self.file, offset, buf.len(), i64::MAX)? {
+        if self.cache.keep(self.file, offset, buf.len(), None)? {
             return Ok(Fetched::InReader);
         }
-        self.cache.copy(self.file, offset, buf, i64::MAX)?;
+        self.cache.copy(self.file, offset, buf, None)?;
         Ok(Fetched::InBuffer)
     }
 
@@ -214,23 +232,30 @@ impl ReadAt for NofaultReader<'_> {
 /// whose data is nevertheless cached; to rule that out the cache is only used for files
 /// opened for reading with a `read_iter` method (the checks `__kernel_read` starts with), and
 /// never past end of file, where `__kernel_read` returns a short read.
+///
+/// # Invariants
+///
+/// `file` is not a `memfd_secret()` file.
 pub(crate) struct SleepableReader<'a> {
     file: &'a File,
     cache: CachedFolio,
     cache_usable: bool,
-    /// As for [`NofaultReader`]: secret memory is never read.
-    secret: bool,
 }
 
 impl<'a> SleepableReader<'a> {
-    pub(crate) fn new(file: &'a File) -> Self {
+    /// A reader of `file`, or `-EFAULT` for a `memfd_secret()` file, as for
+    /// [`NofaultReader::new`].
+    pub(crate) fn new(file: &'a File) -> Result<Self, i32> {
+        if file.is_secretmem() {
+            return Err(errno(EFAULT));
+        }
         let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
-        Self {
+        // INVARIANT: Checked above.
+        Ok(Self {
             file,
             cache: CachedFolio::default(),
             cache_usable: file.mode() & readable == readable,
-            secret: file.is_secretmem(),
-        }
+        })
     }
 
     /// The file size, if the `len` bytes at `offset` may be served from the page cache:
@@ -260,12 +285,9 @@ impl<'a> SleepableReader<'a> {
 
 impl ReadAt for SleepableReader<'_> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        if self.secret {
-            return Err(errno(EFAULT));
-        }
         // Never copies from past end of file, where `__kernel_read` would stop short.
         if let Some(size) = self.cache_limit(offset, buf.len()) {
-            if self.cache.copy(self.file, offset, buf, size).is_ok() {
+            if self.cache.copy(self.file, offset, buf, Some(size)).is_ok() {
                 return Ok(());
             }
         }
@@ -273,14 +295,11 @@ impl ReadAt for SleepableReader<'_> {
     }
 
     fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
-        if self.secret {
-            return Err(errno(EFAULT));
-        }
         if let Some(size) = self.cache_limit(offset, buf.len()) {
-            match self.cache.keep(self.file, offset, buf.len(), size) {
+            match self.cache.keep(self.file, offset, buf.len(), Some(size)) {
                 Ok(true) => return Ok(Fetched::InReader),
                 Ok(false) => {
-                    if self.cache.copy(self.file, offset, buf, size).is_ok() {
+                    if self.cache.copy(self.file, offset, buf, Some(size)).is_ok() {
                         return Ok(Fetched::InBuffer);
                     }
                 }
