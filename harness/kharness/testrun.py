@@ -671,8 +671,8 @@ sides measured alternately in the same boot.
   with one volatile load (no Rust reference into memory that a writer may
   change) and compiles the parse for each ELF class with its fetches
   inlined, but reaches the folio through out-of-line C helpers (uptodate
-  test, size, address, reference drop), where C uses inline functions.  Evicted data costs a read from the
-  block device either way.
+  test, size, address, reference drop), where C uses inline functions.
+  Evicted data costs a read from the block device either way.
 
 """
 
