@@ -120,6 +120,9 @@ impl Folio {
 /// - Without `CONFIG_HIGHMEM`, `addr` is the linear-map address of the first byte of `folio`, and
 ///   `addr..addr + size` stays mapped and readable while `folio` is referenced.
 pub struct FolioView {
+    /// The reference that keeps the folio, and so `addr`, valid; without `CONFIG_HIGHMEM` it is
+    /// only dropped, never read.
+    #[cfg_attr(not(CONFIG_HIGHMEM), allow(dead_code))]
     folio: ARef<Folio>,
     pos: i64,
     size: usize,
@@ -152,11 +155,6 @@ impl FolioView {
             #[cfg(not(CONFIG_HIGHMEM))]
             addr,
         }
-    }
-
-    /// The folio.
-    pub fn folio(&self) -> &Folio {
-        &self.folio
     }
 
     /// The byte position of the folio in its file.

@@ -99,7 +99,7 @@ impl CachedFolio {
         let view = self.get(file, pos)?;
         // `pos` lies inside the folio, so the difference is in `0..size`.
         let offset = (pos - view.pos()) as usize;
-        if view.size() - offset < len || !fits_before(pos, len, limit) {
+        if (view.size() - offset).min(room_before(pos, limit)) < len {
             return Ok(false);
         }
         self.kept_offset = offset;
@@ -147,13 +147,9 @@ impl CachedFolio {
             let view = self.get(file, at)?;
             // `at` lies inside the folio, so the difference is in `0..size`.
             let offset = (at - view.pos()) as usize;
-            // `0 <= at < limit`, so the difference is positive.
-            let before_limit = limit.map_or(usize::MAX, |limit| {
-                usize::try_from(limit - at).unwrap_or(usize::MAX)
-            });
             let chunk = (view.size() - offset)
                 .min(buf.len() - done)
-                .min(before_limit);
+                .min(room_before(at, limit));
             let dst = buf.get_mut(done..done + chunk).ok_or(errno(EINVAL))?;
             view.read(offset, dst).map_err(errno)?;
             done += chunk;
@@ -162,13 +158,13 @@ impl CachedFolio {
     }
 }
 
-/// Whether the `len` bytes at `pos` end at or before `limit`, if there is one; `pos` is not
-/// negative and below `limit`.
+/// The number of bytes from `pos` up to `limit`, if there is one; `pos` is not negative and
+/// below `limit`.
 #[inline(always)]
-fn fits_before(pos: i64, len: usize, limit: Option<i64>) -> bool {
+fn room_before(pos: i64, limit: Option<i64>) -> usize {
     // `0 <= pos < limit`, so the difference is positive.
-    limit.map_or(true, |limit| {
-        usize::try_from(limit - pos).unwrap_or(usize::MAX) >= len
+    limit.map_or(usize::MAX, |limit| {
+        usize::try_from(limit - pos).unwrap_or(usize::MAX)
     })
 }
 
@@ -285,13 +281,10 @@ impl<'a> SleepableReader<'a> {
 
 impl ReadAt for SleepableReader<'_> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        // Never copies from past end of file, where `__kernel_read` would stop short.
-        if let Some(size) = self.cache_limit(offset, buf.len()) {
-            if self.cache.copy(self.file, offset, buf, Some(size)).is_ok() {
-                return Ok(());
-            }
+        if self.fetch_at(offset, buf)? == Fetched::InReader {
+            self.read_fetched(0, buf);
         }
-        self.read(offset, buf)
+        Ok(())
     }
 
     fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
