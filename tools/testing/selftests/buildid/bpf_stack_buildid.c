@@ -59,6 +59,7 @@ static int reset_data(struct _test_data_stack *self)
 	memset(&self->data, 0, sizeof(self->data));
 	self->data.target_tgid = getpid();
 	self->data.self_tid = gettid();
+	self->data.record_ips = 1;
 	return bpf_map_update_elem(bpf_map__fd(self->data_map), &key, &self->data, BPF_ANY);
 }
 
@@ -125,36 +126,60 @@ static void detach_all(struct _test_data_stack *self)
 		bpf_link__destroy(self->links[--self->nr_links]);
 }
 
+/*
+ * Frame @i of @f, recorded with build IDs, against the same stack recorded
+ * without them in the same program run (@ips, as many bytes as @ips_ret).
+ * Its offset must be the one /proc/self/maps gives for the frame's IP, and
+ * @offset too when the caller knows it from a symbol (-1 if not).
+ */
 static void expect_frame(struct __test_metadata *_metadata, const char *what,
-			 const struct bpf_stack_build_id *f, const struct build_id *want,
-			 uint64_t offset)
+			 const struct bpf_stack_build_id *f, unsigned int i,
+			 const __u64 *ips, long ips_ret,
+			 const struct build_id *want, int64_t offset)
 {
 	struct build_id got = { .size = want->size };
 	char got_hex[48], want_hex[48];
+	int64_t ip_offset;
 
-	memcpy(got.data, f->build_id, sizeof(got.data));
+	memcpy(got.data, f[i].build_id, sizeof(got.data));
 	build_id_hex(&got, got_hex, sizeof(got_hex));
 	build_id_hex(want, want_hex, sizeof(want_hex));
-	EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, f->status) TH_LOG("%s: status %d", what, f->status);
-	EXPECT_TRUE(build_id_equal(want, f->build_id, want->size))
+	EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, f[i].status) TH_LOG("%s: status %d", what, f[i].status);
+	EXPECT_TRUE(build_id_equal(want, f[i].build_id, want->size))
 		TH_LOG("%s: build ID %s, want %s", what, got_hex, want_hex);
-	EXPECT_EQ(offset, f->offset) TH_LOG("%s: offset %#llx, want %#llx", what,
-					     (unsigned long long)f->offset,
-					     (unsigned long long)offset);
+	ASSERT_LT(i, ips_ret / sizeof(*ips))
+		TH_LOG("%s: the stack without build IDs has %ld bytes", what, ips_ret);
+	ip_offset = file_offset_of((const void *)(uintptr_t)ips[i]);
+	ASSERT_LE(0, ip_offset) TH_LOG("%s: IP %#llx is in no mapping of /proc/self/maps", what,
+				       (unsigned long long)ips[i]);
+	EXPECT_EQ(ip_offset, f[i].offset)
+		TH_LOG("%s: offset %#llx, but IP %#llx is at file offset %#llx", what,
+		       (unsigned long long)f[i].offset, (unsigned long long)ips[i],
+		       (unsigned long long)ip_offset);
+	if (offset >= 0)
+		EXPECT_EQ(offset, f[i].offset)
+			TH_LOG("%s: offset %#llx, want %#llx", what,
+			       (unsigned long long)f[i].offset, (unsigned long long)offset);
+}
+
+static void expect_result_frame(struct __test_metadata *_metadata, const char *what,
+				const struct stack_result *res, unsigned int i,
+				const struct build_id *want, int64_t offset)
+{
+	expect_frame(_metadata, what, res->frames, i, res->ips, res->ips_ret, want, offset);
 }
 
 /* Frame 0 at the probe in this binary, frame 1 in call_probe(). */
 static void check_binary_stack(struct __test_metadata *_metadata,
 			       struct _test_data_stack *self, const struct stack_result *res)
 {
-	const struct bpf_stack_build_id *f = res->frames;
-
 	ASSERT_EQ(1, res->hits);
-	ASSERT_LE((long)(2 * sizeof(*f)), res->ret) TH_LOG("helper returned %ld", res->ret);
-	expect_frame(_metadata, "frame 0", &f[0], &self->exe_id,
-		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
-	expect_frame(_metadata, "frame 1", &f[1], &self->exe_id,
-		     file_offset_of(call_probe) + CALL_PROBE_RETURN);
+	ASSERT_LE((long)(2 * sizeof(res->frames[0])), res->ret)
+		TH_LOG("helper returned %ld", res->ret);
+	expect_result_frame(_metadata, "frame 0", res, 0, &self->exe_id,
+			    file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
+	expect_result_frame(_metadata, "frame 1", res, 1, &self->exe_id,
+			    file_offset_of(call_probe) + CALL_PROBE_RETURN);
 }
 
 TEST(rust_implementation_serves)
@@ -195,7 +220,8 @@ TEST_F(stack, stackid_map)
 	ASSERT_NE(NULL, map);
 	id = self->data.stackid;
 	ASSERT_EQ(0, bpf_map_lookup_elem(bpf_map__fd(map), &id, frames));
-	expect_frame(_metadata, "stackmap frame 0", &frames[0], &self->exe_id,
+	expect_frame(_metadata, "stackmap frame 0", frames, 0, self->data.stackid_ips.ips,
+		     self->data.stackid_ips.ips_ret, &self->exe_id,
 		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
 }
 
@@ -230,18 +256,20 @@ static void evicted_library(struct __test_metadata *_metadata, struct _test_data
 	ASSERT_EQ(1, res->hits);
 	ASSERT_LE((long)(2 * sizeof(res->frames[0])), res->ret);
 	if (sleepable) {
-		expect_frame(_metadata, "library frame", &res->frames[0], &lib_id,
-			     file_offset_of(probe) + PROBE_BODY_OFFSET);
+		expect_result_frame(_metadata, "library frame", res, 0, &lib_id,
+				    file_offset_of(probe) + PROBE_BODY_OFFSET);
 		if (page_cache_reads)
-			EXPECT_TRUE(file_page_cached(path, 0));
+			EXPECT_EQ(1, file_page_cached(path, 0));
 	} else {
 		EXPECT_EQ(BPF_STACK_BUILD_ID_IP, res->frames[0].status);
 		EXPECT_EQ((uintptr_t)probe + PROBE_BODY_OFFSET, res->frames[0].ip);
-		EXPECT_FALSE(file_page_cached(path, 0)) TH_LOG("nofault read the file");
+		ASSERT_LE((long)sizeof(res->ips[0]), res->ips_ret);
+		EXPECT_EQ(res->ips[0], res->frames[0].ip);
+		EXPECT_EQ(0, file_page_cached(path, 0)) TH_LOG("nofault read the file");
 	}
 	/* The caller's frame, in a file that is cached, resolves either way. */
-	EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, res->frames[1].status);
-	EXPECT_TRUE(build_id_equal(&self->exe_id, res->frames[1].build_id, self->exe_id.size));
+	expect_result_frame(_metadata, "caller frame", res, 1, &self->exe_id,
+			    file_offset_of(call_probe) + CALL_PROBE_RETURN);
 	detach_all(self);
 	dlclose(handle);
 }
@@ -301,7 +329,7 @@ TEST_F(stack, perf_event_cpu_clock)
 		.disabled = 1, .exclude_kernel = 1,
 	};
 	const struct bpf_stack_build_id *f = self->data.perf.frames;
-	struct mapping text;
+	struct mapping text, sampled_fn;
 	struct bpf_program *prog;
 	struct bpf_link *link;
 	unsigned long spin = 0;
@@ -328,11 +356,16 @@ TEST_F(stack, perf_event_cpu_clock)
 
 	ASSERT_EQ(1, self->data.perf.hits);
 	ASSERT_LE((long)sizeof(*f), self->data.perf.ret);
-	/* Sampled while spinning in this function, in this binary's text. */
-	ASSERT_EQ(0, maps_find(getpid(), (uintptr_t)check_binary_stack, &text));
-	expect_frame(_metadata, "sampled frame", &f[0], &self->exe_id, f[0].offset);
-	EXPECT_LE(text.offset, f[0].offset);
-	EXPECT_GT(text.offset + (text.end - text.start), f[0].offset);
+	/*
+	 * Sampled while spinning in this function: the sampled IP is in this
+	 * binary's text, and its offset comes from /proc/self/maps.
+	 */
+	ASSERT_LE((long)sizeof(self->data.perf.ips[0]), self->data.perf.ips_ret);
+	ASSERT_EQ(0, maps_find(getpid(), self->data.perf.ips[0], &text));
+	EXPECT_STREQ(self->exe, text.path);
+	ASSERT_EQ(0, maps_find(getpid(), (uintptr_t)check_binary_stack, &sampled_fn));
+	EXPECT_EQ(sampled_fn.start, text.start) TH_LOG("sampled outside this binary's text");
+	expect_result_frame(_metadata, "sampled frame", &self->data.perf, 0, &self->exe_id, -1);
 }
 
 static void *block_on_pipe(void *arg)
@@ -398,9 +431,7 @@ TEST_F(stack, task_stack_iterator)
 		ASSERT_EQ(1, res->hits) TH_LOG("%s", progs[i]);
 		ASSERT_LE((long)sizeof(res->frames[0]), res->ret) TH_LOG("%s", progs[i]);
 		/* Frame 0 is the read() system call, inside libc. */
-		EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, res->frames[0].status);
-		EXPECT_TRUE(build_id_equal(&libc_id, res->frames[0].build_id, libc_id.size))
-			TH_LOG("%s: frame 0 is not in %s", progs[i], libc.path);
+		expect_result_frame(_metadata, progs[i], res, 0, &libc_id, -1);
 	}
 	ASSERT_EQ(1, write(fds[1], "x", 1));
 	pthread_join(thread, NULL);
@@ -476,11 +507,11 @@ static void vma_boundary(struct __test_metadata *_metadata, struct _test_data_st
 	res = sleepable ? &self->data.uprobe_sleepable : &self->data.uprobe;
 	ASSERT_EQ(1, res->hits);
 	ASSERT_LE((long)(4 * sizeof(res->frames[0])), res->ret);
-	expect_frame(_metadata, "frame 0 (probe)", &res->frames[0], &self->exe_id,
-		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
-	expect_frame(_metadata, "frame 1 (A)", &res->frames[1], &a.id, PAGE + 6);
-	expect_frame(_metadata, "frame 2 (B at A's vm_end)", &res->frames[2], &b.id, PAGE);
-	EXPECT_TRUE(build_id_equal(&self->exe_id, res->frames[3].build_id, self->exe_id.size));
+	expect_result_frame(_metadata, "frame 0 (probe)", res, 0, &self->exe_id,
+			    file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
+	expect_result_frame(_metadata, "frame 1 (A)", res, 1, &a.id, PAGE + 6);
+	expect_result_frame(_metadata, "frame 2 (B at A's vm_end)", res, 2, &b.id, PAGE);
+	expect_result_frame(_metadata, "frame 3 (caller)", res, 3, &self->exe_id, -1);
 	detach_all(self);
 	munmap(area, 2 * PAGE);
 }

@@ -42,9 +42,16 @@ static __always_inline int current_is_target(void)
 	return (bpf_get_current_pid_tgid() >> 32) == (__u64)data.target_tgid;
 }
 
+static __always_inline void record_ips(void *ctx, struct stack_result *res)
+{
+	if (data.record_ips)
+		res->ips_ret = bpf_get_stack(ctx, res->ips, sizeof(res->ips), BPF_F_USER_STACK);
+}
+
 static __always_inline void record(void *ctx, struct stack_result *res)
 {
 	res->ret = bpf_get_stack(ctx, res->frames, sizeof(res->frames), STACK_FLAGS);
+	record_ips(ctx, res);
 	res->hits++;
 }
 
@@ -83,6 +90,7 @@ int uprobe_stackid(struct pt_regs *ctx)
 	if (!current_is_target())
 		return 0;
 	data.stackid = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	record_ips(ctx, &data.stackid_ips);
 	data.stackid_hits++;
 	return 0;
 }
@@ -100,6 +108,9 @@ int perf_stack(struct bpf_perf_event_data *ctx)
 static __always_inline void record_task(struct task_struct *task, struct stack_result *res)
 {
 	res->ret = bpf_get_task_stack(task, res->frames, sizeof(res->frames), STACK_FLAGS);
+	if (data.record_ips)
+		res->ips_ret = bpf_get_task_stack(task, res->ips, sizeof(res->ips),
+						  BPF_F_USER_STACK);
 	res->hits++;
 }
 

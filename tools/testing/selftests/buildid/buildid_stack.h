@@ -9,6 +9,13 @@ struct stack_result {
 	long ret;			/* helper return value */
 	unsigned int hits;		/* times the program stored a result */
 	struct bpf_stack_build_id frames[STACK_MAX_FRAMES];
+	/*
+	 * With record_ips: the same stack from a second call without build
+	 * IDs in the same program run, so that the test can compute each
+	 * frame's expected file offset from /proc/self/maps on its own.
+	 */
+	long ips_ret;
+	__u64 ips[STACK_MAX_FRAMES];
 };
 
 /* The only global of the BPF object: user space reads it as .bss. */
@@ -16,6 +23,7 @@ struct stack_test_data {
 	int target_tgid;		/* process whose stacks are recorded */
 	int target_tid;			/* another task, for bpf_get_task_stack() */
 	int self_tid;			/* the task that reads the iterator */
+	int record_ips;			/* also fill stack_result.ips (tests, not benchmarks) */
 	struct stack_result uprobe;
 	struct stack_result uprobe_sleepable;
 	struct stack_result uprobe_ips;		/* same stack, IPs only (benchmark) */
@@ -25,6 +33,7 @@ struct stack_test_data {
 	struct stack_result task_self_sleepable;
 	long stackid;
 	unsigned int stackid_hits;
+	struct stack_result stackid_ips;	/* only .ips and .ips_ret */
 };
 
 #endif

@@ -373,26 +373,27 @@ int64_t file_offset_of(const void *addr)
 	return (uintptr_t)addr - m.start + m.offset;
 }
 
-bool file_page_cached(const char *path, uint64_t off)
+int file_page_cached(const char *path, uint64_t off)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned char vec = 1;
+	unsigned char vec = 0;
 	void *map;
-	int fd;
+	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
+		return -errno;
 	off &= ~(uint64_t)(page - 1);
 	map = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, off);
+	ret = map == MAP_FAILED ? -errno : 0;
 	close(fd);
-	if (map == MAP_FAILED)
-		return true;
+	if (ret)
+		return ret;
 	/* mincore() reports the page cache for a file mapping never faulted in. */
 	if (mincore(map, page, &vec))
-		vec = 1;
+		ret = -errno;
 	munmap(map, page);
-	return vec & 1;
+	return ret ?: (vec & 1);
 }
 
 bool evict_file(const char *path, uint64_t off)
@@ -424,7 +425,7 @@ bool evict_file(const char *path, uint64_t off)
 	fdatasync(fd);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
-	return !file_page_cached(path, off);
+	return file_page_cached(path, off) == 0;
 }
 
 int copy_file(const char *from, const char *to)

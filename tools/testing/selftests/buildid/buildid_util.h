@@ -66,8 +66,12 @@ int64_t file_offset_of(const void *addr);
  * from the page cache; true if the page at file offset @off is gone.
  */
 bool evict_file(const char *path, uint64_t off);
-/* Whether the page at file offset @off of @path is in the page cache. */
-bool file_page_cached(const char *path, uint64_t off);
+/*
+ * 1 if the page at file offset @off of @path is in the page cache, 0 if it
+ * is not, -errno if that could not be found out (open, mmap or mincore
+ * failed): callers compare with 1 or 0, so an error never reads as either.
+ */
+int file_page_cached(const char *path, uint64_t off);
 
 int copy_file(const char *from, const char *to);
 /* rm -rf @dir; returns the status of the command. */

@@ -195,7 +195,7 @@ TEST_F(procmap, note_beyond_first_page)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_TRUE(evict_file(copy, note)) TH_LOG("could not evict the note page");
 	expect_build_id(_metadata, self->maps_fd, map, &want);
-	EXPECT_TRUE(file_page_cached(copy, note));
+	EXPECT_EQ(1, file_page_cached(copy, note));
 	munmap(map, len);
 }
 
@@ -538,7 +538,7 @@ TEST_F(procmap, evicted_data)
 	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
 	expect_build_id(_metadata, self->maps_fd, map, &want);
 	/* The answer came from the file: the header page is back. */
-	EXPECT_TRUE(file_page_cached(path, 0));
+	EXPECT_EQ(1, file_page_cached(path, 0));
 	munmap(map, len);
 }
 
@@ -597,7 +597,12 @@ TEST_F_TIMEOUT(procmap, rewritten_while_queried, 300)
 	ASSERT_NE(MAP_FAILED, map);
 
 	ASSERT_EQ(0, pthread_create(&thread, NULL, rewrite_loop, &rw));
-	for (i = 0; i < 3000; i++) {
+	/*
+	 * At least 3000 queries, and on until both IDs have been seen: a
+	 * reader that keeps answering the first ID it saw (a stale cache, say)
+	 * must fail, not pass for lack of a rewrite.
+	 */
+	for (i = 0; i < 3000 || ((!counts[0] || !counts[1]) && i < 100000); i++) {
 		unsigned char got[BUILD_ID_MAX];
 		struct procmap_query q;
 
@@ -617,6 +622,8 @@ TEST_F_TIMEOUT(procmap, rewritten_while_queried, 300)
 	TH_LOG("%lu rewrites; answers: old %u, new %u, none %u", rw.rounds,
 	       counts[0], counts[1], counts[2]);
 	EXPECT_LT(1, rw.rounds);
+	EXPECT_LT(0, counts[0]) TH_LOG("the first build ID was never answered");
+	EXPECT_LT(0, counts[1]) TH_LOG("the rewritten build ID was never answered");
 	munmap(map, PAGE);
 	free(rw.img[0]);
 	free(rw.img[1]);
