@@ -5,7 +5,9 @@
 # This file is never copied into the kernel tree.
 
 SHELL := /bin/bash
-KHARNESS := PYTHONPATH=$(CURDIR)/harness python3 -m kharness
+# Debian's python3, as install-deps.sh installs it; the harness then runs
+# everything else with a PATH of only what install-deps.sh installed.
+KHARNESS := PYTHONPATH=$(CURDIR)/harness /usr/bin/python3 -m kharness
 TIMEOUT ?= 600
 
 FUZZ_SECONDS ?= 600
@@ -66,9 +68,8 @@ test-harness: deps
 test-lint: deps
 	@$(KHARNESS) test build lint
 
-fuzz: tree
-	@BUILDID_C_SOURCE=$$($(KHARNESS) csource) cargo run --release -p buildid-elf \
-		--bin buildid-elf-fuzz -- --seconds $(FUZZ_SECONDS)
+fuzz: deps
+	@$(KHARNESS) fuzz --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf target

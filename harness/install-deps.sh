@@ -3,12 +3,20 @@
 #
 # Install what building, booting and testing the kernel needs.  Idempotent:
 # every step first checks whether its result is already there.
+#
+# Everything the harness runs comes from here: Debian packages (found in
+# /usr/bin, /usr/sbin, /bin, /sbin), bindgen-cli built with Debian's cargo
+# into $CACHE/tools, and virtme-ng in a venv made with Debian's python3.
+# The harness runs with only those directories on PATH (see
+# harness/kharness/toolpath.py), so a program that a user installed by hand
+# elsewhere can neither hide a missing step here nor replace a pinned one.
 set -euo pipefail
 
 BINDGEN_VERSION=0.73.2
 VIRTME_NG_VERSION=1.42
 CACHE=${BUILDID_CACHE:-$HOME/.cache/rust-buildid}
 VENV=$CACHE/venv
+TOOLS=$CACHE/tools
 
 APT_PACKAGES=(
 	linux-source-6.12
@@ -34,26 +42,24 @@ if ((${#missing[@]})); then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The kernel is built with Debian's rustc; host crates use whatever cargo is
-# on PATH, falling back to Debian's.
-if ! command -v cargo >/dev/null; then
-	log "no cargo on PATH, using /usr/bin/cargo from cargo-web"
-fi
-CARGO=$(command -v cargo || echo /usr/bin/cargo)
+# Debian's cargo and rustc (cargo-web, rustc-web), never one found on PATH:
+# the kernel needs rustc-web anyway, and a rustup toolchain is not ours.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+CARGO=/usr/bin/cargo
+export RUSTC=/usr/bin/rustc
+# cargo looks for subcommands in CARGO_HOME/bin before PATH: ours has none.
+export CARGO_HOME=$CACHE/cargo
 
-bindgen_ok() {
-	local b
-	b=$(command -v bindgen || echo "$HOME/.cargo/bin/bindgen")
-	[[ -x $b ]] && [[ $("$b" --version 2>/dev/null) == "bindgen $BINDGEN_VERSION" ]]
-}
-if ! bindgen_ok; then
-	log "installing bindgen-cli $BINDGEN_VERSION"
-	"$CARGO" install --locked "bindgen-cli@$BINDGEN_VERSION"
+if [[ $("$TOOLS/bin/bindgen" --version 2>/dev/null || true) != "bindgen $BINDGEN_VERSION" ]]; then
+	log "installing bindgen-cli $BINDGEN_VERSION into $TOOLS (about 3 minutes)"
+	"$CARGO" install --locked --force --root "$TOOLS" "bindgen-cli@$BINDGEN_VERSION"
 fi
 
-if [[ $("$VENV/bin/vng" --version 2>/dev/null || true) != *"$VIRTME_NG_VERSION"* ]]; then
+if [[ $("$VENV/bin/vng" --version 2>/dev/null || true) != *"$VIRTME_NG_VERSION"* ]] ||
+	[[ ! -x $VENV/bin/virtme-run ]] ||
+	[[ $(readlink -f "$VENV/bin/python3") != /usr/bin/python3* ]]; then
 	log "installing virtme-ng $VIRTME_NG_VERSION into $VENV"
 	rm -rf "$VENV"
-	python3 -m venv "$VENV"
+	/usr/bin/python3 -m venv "$VENV"
 	"$VENV/bin/pip" install -q "virtme-ng==$VIRTME_NG_VERSION"
 fi

@@ -4,5 +4,7 @@
 import sys
 
 from .cli import main
+from .common import pin_environment
 
+pin_environment()
 sys.exit(main(sys.argv[1:]))

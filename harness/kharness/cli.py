@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from .common import HarnessError
+from .common import HarnessError, check_pinned_tools
 
 
 def cmd_tree(_args):
@@ -35,6 +35,18 @@ def cmd_csource(_args):
     source.ensure_pristine()
     print(os.path.join(source.pristine, "lib", "buildid.c"))
     return 0
+
+
+def cmd_fuzz(args):
+    import subprocess
+    from .common import CARGO, REPO
+    from .kbuild import Kernel
+    source = Kernel().source
+    source.ensure_pristine()
+    env = dict(os.environ, BUILDID_C_SOURCE=os.path.join(source.pristine, "lib", "buildid.c"))
+    return subprocess.run([CARGO, "run", "--release", "-p", "buildid-elf", "--bin",
+                           "buildid-elf-fuzz", "--", "--seconds", str(args.seconds)],
+                          cwd=REPO, env=env, check=False).returncode
 
 
 def cmd_builddir(_args):
@@ -77,6 +89,8 @@ def main(argv):
     sub.add_parser("build", help="build the kernel incrementally")
     sub.add_parser("builddir", help="print the build directory")
     sub.add_parser("csource", help="print the path of the pristine lib/buildid.c")
+    f = sub.add_parser("fuzz", help="differential fuzzing of the parser against lib/buildid.c")
+    f.add_argument("--seconds", type=int, default=600)
     v = sub.add_parser("vm", help="boot the built kernel and run a command as root")
     v.add_argument("--timeout", type=int, default=600, help="seconds (default 600)")
     v.add_argument("--memory", default="2G")
@@ -91,6 +105,7 @@ def main(argv):
     sub.add_parser("bench", help="build the benchmark kernel, run the benchmarks, write BENCHMARKS.md")
     args = p.parse_args(argv)
     try:
+        check_pinned_tools()
         return globals()["cmd_" + args.cmd](args)
     except HarnessError as e:
         print(f"error: {e}", file=sys.stderr)

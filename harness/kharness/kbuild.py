@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from .common import CACHE, REPO, HarnessError, info, run
+from .common import BINDGEN, CACHE, PROGRESS_SECONDS, REPO, HarnessError, Progress, info, run
 from .tree import Source, kernel_version, project_files
 
 # BUILDID_FRAGMENT selects another fragment, e.g. to build with the option off.
@@ -22,13 +22,12 @@ BASE_CONFIG = "allnoconfig"
 
 
 def toolchain_vars():
-    bindgen = shutil.which("bindgen") or os.path.expanduser("~/.cargo/bin/bindgen")
     return [
         "LLVM=-19",
         "RUSTC=/usr/bin/rustc",
         "HOSTRUSTC=/usr/bin/rustc",
         "RUSTDOC=/usr/bin/rustdoc",
-        f"BINDGEN={bindgen}",
+        f"BINDGEN={BINDGEN}",
         # clippy-driver is rustc plus lints, so every Rust object is linted as
         # it is built; it must be the one matching /usr/bin/rustc.
         "CLIPPY=1",
@@ -108,6 +107,12 @@ def check_config(fragment, config):
 PAHOLE_NOISE = re.compile(r"^(die__\w+|tag__recode_dwarf_type|\w+__\w+): .*(not handled|not supported|"
                           r"couldn't find name)")
 
+# kbuild's one-line summary of a build step ("  CC      mm/filemap.o",
+# "  RUSTC L rust/core.o"); counted for the progress line, not printed.
+KBUILD_STEP = re.compile(r"^  [A-Z][A-Z0-9_-]*(?: [A-Z]+)?\s+\S+$")
+MAKE_DIRECTORY = re.compile(r"^make\[\d+\]: (Entering|Leaving) directory")
+
+
 C_DIAG = re.compile(r"^(\S+\.[ch]):\d+:\d+: (?:warning|error)")
 RUST_DIAG = re.compile(r"^\s*--> (\S+\.rs):\d+")
 
@@ -167,8 +172,8 @@ class Kernel:
         if flavor:
             self.build += f"-{flavor}"
 
-    def make_cmd(self, *targets, out=None, extra=()):
-        return ["make", "-s", "-C", self.source.tree, f"O={out or self.build}",
+    def make_cmd(self, *targets, out=None, extra=(), silent=True):
+        return ["make"] + (["-s"] if silent else []) + ["-C", self.source.tree, f"O={out or self.build}",
                 f"-j{jobs()}"] + toolchain_vars() + list(extra) + list(targets)
 
     def make(self, *targets, out=None, extra=()):
@@ -219,14 +224,21 @@ class Kernel:
 
     def build_all(self):
         t0 = time.monotonic()
-        proc = subprocess.Popen(self.make_cmd("all"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace")
+        info(f"building the kernel in {self.build} (progress every {PROGRESS_SECONDS} s)")
+        proc = subprocess.Popen(self.make_cmd("all", silent=False), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
         output = []
-        for line in proc.stdout:
-            if PAHOLE_NOISE.match(line):
-                continue
-            sys.stdout.write(line)
-            output.append(line)
+        with Progress("kernel build") as progress:
+            for line in proc.stdout:
+                if KBUILD_STEP.match(line):
+                    progress.step(line)
+                    continue
+                if PAHOLE_NOISE.match(line) or MAKE_DIRECTORY.match(line):
+                    continue
+                sys.stdout.write(line)
+                sys.stdout.flush()
+                output.append(line)
+            steps = progress.steps
         if proc.wait() != 0:
             raise HarnessError(f"kernel build failed (make exited {proc.returncode})")
         problems = project_warnings(output)
@@ -240,7 +252,7 @@ class Kernel:
             raise HarnessError("compiler or clippy warnings in project files:\n  "
                                + "\n  ".join(sorted({w for w, _ in problems})))
         dt = time.monotonic() - t0
-        info(f"kernel build finished in {dt:.0f} s: {self.bzimage()}")
+        info(f"kernel build finished in {dt:.0f} s ({steps} steps): {self.bzimage()}")
         return dt
 
     def bzimage(self):

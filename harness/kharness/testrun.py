@@ -12,7 +12,8 @@ import subprocess
 import sys
 import time
 
-from .common import CACHE, REPO, HarnessError, info, run
+from . import tap
+from .common import CACHE, CARGO, PYTHON, REPO, HarnessError, Progress, info, run, stream
 from .kbuild import Kernel
 from .vm import boot, run_vm
 
@@ -23,8 +24,6 @@ TARGET_DIR = os.path.join(REPO, "target")
 CARGO_RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed")
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests?")
 UNITTEST_FAILED = re.compile(r"^FAILED \((.*)\)")
-TS_PREFIX = re.compile(r"^\[\s*\d+\.\d+\]\s?")
-KTAP_RESULT = re.compile(r"^( *)(not ok|ok) \d+(?: -)? ?([^#]*?)\s*(#.*)?$")
 
 
 def banner(name):
@@ -40,95 +39,135 @@ def cargo_env():
 def stage_host():
     """cargo test over the workspace and the harness' own unit tests."""
     passed = failed = 0
-    proc = subprocess.run(["cargo", "test", "--workspace", "--color", "never"], cwd=REPO,
-                          env=cargo_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
-    sys.stdout.write(proc.stdout)
-    for line in proc.stdout.splitlines():
+    status, output = stream([CARGO, "test", "--workspace", "--color", "never"],
+                            "cargo test", cwd=REPO, env=cargo_env())
+    for line in output.splitlines():
         m = CARGO_RESULT.match(line)
         if m:
             passed += int(m.group(1))
             failed += int(m.group(2))
-    if proc.returncode != 0 and failed == 0:
+    if status != 0 and failed == 0:
         failed += 1
     # Differential fuzzing of the parser against the C reference, bounded here
     # ('make fuzz FUZZ_SECONDS=N' runs it longer).
-    proc = subprocess.run(["cargo", "run", "-q", "--release", "-p", "buildid-elf", "--bin",
-                           "buildid-elf-fuzz", "--", "--seconds", FUZZ_SECONDS],
-                          cwd=REPO, env=cargo_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
-    sys.stdout.write(proc.stdout)
-    ok = proc.returncode == 0
+    status, _ = stream([CARGO, "run", "-q", "--release", "-p", "buildid-elf", "--bin",
+                        "buildid-elf-fuzz", "--", "--seconds", FUZZ_SECONDS],
+                       "differential fuzz", cwd=REPO, env=cargo_env())
+    ok = status == 0
     print(f"{'ok' if ok else 'not ok'} - differential fuzz, Rust parser vs lib/buildid.c "
           f"({FUZZ_SECONDS} s)")
     passed, failed = passed + ok, failed + (not ok)
-    proc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
-                           "-t", "."], cwd=HARNESS, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
-    sys.stdout.write(proc.stdout)
+    status, output = stream([PYTHON, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
+                            "harness unit tests", cwd=HARNESS)
     ran = bad = 0
-    for line in proc.stdout.splitlines():
+    for line in output.splitlines():
         m = UNITTEST_RAN.match(line)
         if m:
             ran = int(m.group(1))
         m = UNITTEST_FAILED.match(line)
         if m:
             bad = sum(int(n) for n in re.findall(r"(?:failures|errors)=(\d+)", m.group(1)))
-    if proc.returncode != 0 and bad == 0:
+    if status != 0 and bad == 0:
         bad = 1
     return passed + ran - min(bad, ran), failed + bad
 
 
-def read_run_file(run_dir, name):
-    """A file the guest left in its run directory, or "" if it did not."""
-    try:
-        with open(os.path.join(run_dir, name), errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
+class Tally:
+    """The checks of one stage, each printed as one line; failures keep their reason."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.failures = []
+
+    def check(self, ok, what, quiet_ok=False):
+        if not ok or not quiet_ok:
+            print(f"{'ok' if ok else 'not ok'} - {what}", flush=True)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            self.failures.append(what)
+        return ok
+
+    def boot(self, boot, what, want_status=0):
+        """A VM run: every reason it failed (no status, timeout, each splat) is a failure."""
+        reasons = boot.failures(want_status)
+        for reason in reasons:
+            self.check(False, f"{what}: {reason}")
+        if not reasons:
+            self.check(True, f"{what}: guest exited {boot.status}, kernel log clean")
+
+    @property
+    def counts(self):
+        return self.passed, self.failed
 
 
-def parse_ktap(text):
-    """Count KUnit test cases in a kernel log.
+EXPECTED_DIR = os.path.join(HARNESS, "expected")
 
-    Cases are the results one level below a suite; a suite reported as
-    failed without any case result counts as one failed case, and a suite
-    that started but never finished (crash, hang) as one more.
+
+def load_expected(name):
+    """{block name: (plan, [project case names])} from harness/expected/NAME.
+
+    Each unindented line is "PLAN NAME" (the case count the block must plan
+    and report; "-" for any), each indented line a case of the project that
+    must report ok.  The lists are kept by hand, apart from the tests, so
+    that a case that disappears from a run, or from the sources, fails.
     """
-    passed = failed = 0
-    cases = []
-    suite_cases = 0
-    open_suites = 0
-    for raw in text.splitlines():
-        line = TS_PREFIX.sub("", raw).rstrip()
-        if re.match(r"^\s*# Subtest: ", line) and not line.startswith("        "):
-            if not line.startswith("    "):
+    expected = {}
+    current = None
+    with open(os.path.join(EXPECTED_DIR, name)) as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.strip() or raw.lstrip().startswith("#"):
                 continue
-            open_suites += 1
-            suite_cases = 0
-            continue
-        m = KTAP_RESULT.match(line)
-        if not m:
-            continue
-        depth = len(m.group(1)) // 4
-        ok = m.group(2) == "ok"
-        directive = (m.group(4) or "").upper()
-        if depth == 1:
-            suite_cases += 1
-            if "SKIP" in directive:
+            if raw[0].isspace():
+                if current is None:
+                    raise HarnessError(f"{name}:{lineno}: case before any block")
+                expected[current][1].append(raw.strip())
                 continue
-            cases.append((m.group(3), ok))
-            if ok:
-                passed += 1
-            else:
-                failed += 1
-        elif depth == 0:
-            open_suites = max(0, open_suites - 1)
-            if not ok and suite_cases == 0 and "SKIP" not in directive:
-                failed += 1
-                cases.append((m.group(3), False))
-    failed += open_suites
-    return passed, failed, cases
+            plan, _, block = raw.strip().partition(" ")
+            if not block or not (plan == "-" or plan.isdigit()):
+                raise HarnessError(f"{name}:{lineno}: want 'PLAN NAME', got {raw.strip()!r}")
+            current = block
+            expected[current] = (None if plan == "-" else int(plan), [])
+    return expected
+
+
+def check_tap(tally, documents, what, expected, strict_names):
+    """Plans, closing results, failures, skips and expected blocks of TAP documents.
+
+    expected is load_expected()'s map; blocks named in strict_names are the
+    project's, where a SKIP fails and the plan must equal the expected count.
+    """
+    for problem in tap.incomplete(documents):
+        tally.check(False, f"{what}: {problem}")
+    for block in tap.blocks(documents):
+        ours = block.name in strict_names
+        for result in block.results:
+            label = f"{what}: {block.path}/{result.name}".replace("(top level)/", "")
+            if result.skipped:
+                if ours:
+                    tally.check(False, f"{label} skipped ({result.reason}): a skip fails here")
+                else:
+                    print(f"skip - {label} ({result.reason})")
+            elif not result.ok:
+                tally.check(False, f"{label} failed")
+    for name, (plan, cases) in expected.items():
+        found = tap.named(documents, name)
+        if not tally.check(len(found) == 1, f"{what}: {name} reported once "
+                           f"(found {len(found)})", quiet_ok=True):
+            continue
+        block = found[0]
+        if plan is not None:
+            tally.check(block.plan == plan, f"{what}: {name} plans {plan} cases "
+                        f"(planned {block.plan})", quiet_ok=True)
+        # Whether a reported case passed is checked above, with every result.
+        results = {r.name: r for r in block.results}
+        for case in cases:
+            r = results.get(case)
+            tally.check(r is not None and not r.skipped, f"{what}: {name}/{case} " +
+                        ("reported" if r is None or not r.skipped else "skipped") if r else
+                        f"{what}: {name}/{case} missing", quiet_ok=True)
 
 
 def guest_programs():
@@ -145,45 +184,38 @@ def guest_programs():
     return bindir
 
 
-def stage_kunit(kernel):
-    """Built-in KUnit suites run at boot; their KTAP is read from the log."""
+# A guest command that raises a kernel WARNING (the harness stage runs the
+# other stages with it, to prove that a splat fails them).
+PROVOKE_WARNING = "modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT"
+PROVOKE_MARK = "=== provoked ==="
+
+
+def with_provoke(command, provoke):
+    if not provoke:
+        return command
+    return f"{{ {provoke}; }} && echo {shlex.quote(PROVOKE_MARK)} && {{ {command}; }}"
+
+
+def kunit_verdict(boot, expected=None):
+    """The KUnit stage's checks on one boot: the run, every KTAP plan, the expected suites."""
+    expected = load_expected("kunit.txt") if expected is None else expected
+    tally = Tally()
+    tally.boot(boot, "KUnit boot")
+    documents = tap.parse_ktap(boot.file("dmesg.txt"))
+    cases = [r for b in tap.blocks(documents) if b.depth == 1 for r in b.results]
+    check_tap(tally, documents, "KUnit", expected, set(expected) - {"rust_doctests_kernel"})
+    passed = sum(1 for r in cases if r.ok and not r.skipped)
+    tally.check(passed > 0, f"KUnit: {passed} of {len(cases)} cases passed")
+    return tally
+
+
+def stage_kunit(kernel, provoke=None):
+    """Built-in KUnit suites run at boot, then the buildid_kunit module; KTAP from the log."""
     bindir = guest_programs()
     script = os.path.join(HARNESS, "guest", "kunit.sh")
-    status, run_dir = boot(f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}",
-                           kernel=kernel, cwd="/")
-    log = read_run_file(run_dir, "dmesg.txt")
-    passed, failed, cases = parse_ktap(log)
-    for name, ok in cases:
-        if not ok:
-            print(f"KUnit FAILED: {name}")
-    print(f"KUnit: {passed} passed, {failed} failed")
-    if passed + failed == 0:
-        info("no KUnit results found in the kernel log")
-        failed += 1
-    if status != 0:
-        failed += 1
-    return passed, failed
-
-
-TAP_RESULT = re.compile(r"^(not ok|ok) \d+ (?:- )?(.*?)(\s+#\s*(\w+).*)?$")
-
-
-def parse_tap(text):
-    """Top-level TAP results of kselftest's runner (one per test program)."""
-    passed = failed = 0
-    for line in text.splitlines():
-        m = TAP_RESULT.match(line.strip() if line.startswith("ok") or line.startswith("not ok")
-                             else line)
-        if not m:
-            continue
-        directive = (m.group(4) or "").upper()
-        if directive == "SKIP":
-            continue
-        if m.group(1) == "ok":
-            passed += 1
-        else:
-            failed += 1
-    return passed, failed
+    command = f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}"
+    boot_result = boot(with_provoke(command, provoke), kernel=kernel, cwd="/")
+    return kunit_verdict(boot_result)
 
 
 KSELFTEST_TARGETS = ["proc"]
@@ -210,7 +242,7 @@ def build_kselftests(kernel):
     run(["make", "-s", "-C", os.path.join(kernel.source.tree, "tools", "testing", "selftests"),
          f"O={out}", f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include",
          "TARGETS=" + " ".join(KSELFTEST_TARGETS), f"INSTALL_PATH={install}", "install"],
-        stdout=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, progress="building the upstream kselftests")
     return install
 
 
@@ -218,44 +250,10 @@ def build_buildid_kselftests(kernel):
     """Build the buildid suite where the guest's make will look for it."""
     run(["make", "-s", "-C", os.path.join(kernel.source.tree, "tools", "testing", "selftests"),
          "TARGETS=buildid", f"O={kernel.build}", f"CLANG={BPF_CLANG}"],
-        stdout=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, progress="building the buildid kselftests")
 
 
 BPF_CLANG = "clang-19"
-BUILDID_SUITE_MARK = "=== buildid kselftests ==="
-BPF_SUITE_MARK = "=== upstream BPF selftests ==="
-TOOL_MARK = "=== buildid tool against readelf -n ==="
-NESTED_TAP_RESULT = re.compile(r"^# (ok|not ok) \d+ (\S+)(?:\s+#\s*(\w+)\s*(.*))?$")
-
-
-def parse_buildid_suite(text):
-    """Every case of the buildid kselftests; a skip is a failure here.
-
-    The test kernel has everything the suite needs, so a case that skips
-    did not test what it claims.
-    """
-    passed = failed = 0
-    programs_failed = 0
-    for line in text.splitlines():
-        m = NESTED_TAP_RESULT.match(line)
-        if m:
-            ok, name, directive, reason = m.groups()
-            if directive and directive.upper() == "SKIP":
-                print(f"buildid kselftest SKIPPED (counted as failed): {name}: {reason}")
-                failed += 1
-            elif ok == "ok":
-                passed += 1
-            else:
-                print(f"buildid kselftest FAILED: {name}")
-                failed += 1
-            continue
-        if line.startswith("not ok "):
-            programs_failed += 1
-    # A program that died before reporting its cases.
-    if programs_failed and not failed:
-        failed += programs_failed
-    return passed, failed
-
 
 # Upstream BPF selftests that exercise the build ID code.  test_progs is
 # built with only these tests and the BPF programs they use: the full suite
@@ -265,8 +263,9 @@ BPF_SELFTESTS = ("build_id", "stacktrace_build_id", "stacktrace_build_id_nmi")
 BPF_SELFTEST_PROGS = ("test_build_id.c", "test_stacktrace_build_id.c",
                       "btf_data.c")  # btf_data: resolve_btfids runs on test_progs with it
 BPF_SELFTEST_HELPERS = ("urandom_read", "liburandom_read.so", "uprobe_multi")
-# The stacktrace_build_id_nmi test needs a hardware PMU, which TCG lacks.
-BPF_SELFTEST_MAY_SKIP = {"stacktrace_build_id_nmi"}
+# The stacktrace_build_id_nmi test needs a hardware PMU, which TCG lacks:
+# it may skip, and only when the guest has none.
+BPF_SELFTEST_NEED_PMU = {"stacktrace_build_id_nmi"}
 
 
 def bpf_selftest_subset(kernel, subset):
@@ -313,52 +312,53 @@ def build_bpf_selftests(kernel):
            f"CLANG={BPF_CLANG}", "LLC=llc-19", "LLVM_STRIP=llvm-strip-19", "feature-llvm=0",
            f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include",
            os.path.join(out, "test_progs")] + [os.path.join(out, h) for h in BPF_SELFTEST_HELPERS]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with Progress("building the upstream BPF selftests"):
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode:
         print(proc.stdout)
         raise HarnessError(f"building the upstream BPF selftests failed: {' '.join(cmd)}")
     return out
 
 
-TEST_PROGS_RESULT = re.compile(r"^#(\d+)(/\d+)?\s+(\S+):(OK|FAIL|SKIP)\b")
+TEST_PROGS_RESULT = re.compile(r"^#(\d+)(?:/(\d+))?\s+(\S+):(OK|FAIL|SKIP)\b")
 
 
-def parse_test_progs(text):
-    """Results of test_progs: subtests where a test has them, else the test."""
-    results = {}
-    parents_with_subtests = set()
+def test_progs_verdict(tally, text, status, hw_pmu):
+    """test_progs exited 0, and each selected test (and every subtest) reported OK.
+
+    Only a test that needs a hardware PMU may skip, and only without one.
+    """
+    tally.check(status == 0, f"test_progs exited {status}")
+    tops = {}
     for line in text.splitlines():
         m = TEST_PROGS_RESULT.match(line.strip())
         if not m:
             continue
-        number, sub, name, result = m.groups()
-        if sub:
-            parents_with_subtests.add(number)
-        results[(number, sub or "")] = (name, result)
-    passed = failed = 0
-    skipped = []
-    for (number, sub), (name, result) in sorted(results.items()):
-        if not sub and number in parents_with_subtests:
-            continue
-        if result == "OK":
-            passed += 1
+        _, sub, name, result = m.groups()
+        test = name.split("/")[0]
+        if not sub:
+            tops.setdefault(name, []).append(result)
+        may_skip = test in BPF_SELFTEST_NEED_PMU and hw_pmu is False
+        if result == "SKIP" and may_skip:
+            print(f"skip - upstream BPF selftest {name} (no hardware PMU in the guest)")
         elif result == "SKIP":
-            skipped.append(name)
+            why = "it needs no PMU" if test not in BPF_SELFTEST_NEED_PMU else \
+                "the guest has a hardware PMU" if hw_pmu else "the guest's PMU is unknown"
+            tally.check(False, f"upstream BPF selftest {name} skipped, but {why}")
         else:
-            print(f"upstream BPF selftest FAILED: {name}")
-            failed += 1
-    for name in skipped:
-        if name.split("/")[0] in BPF_SELFTEST_MAY_SKIP:
-            print(f"upstream BPF selftest skipped (no hardware PMU under TCG): {name}")
-        else:
-            print(f"upstream BPF selftest SKIPPED (counted as failed): {name}")
-            failed += 1
-    return passed, failed
+            tally.check(result == "OK", f"upstream BPF selftest {name}: {result}")
+    for name in BPF_SELFTESTS:
+        got = tops.get(name, [])
+        tally.check(len(got) == 1, f"upstream BPF selftest {name} reported once "
+                    f"({len(got)} results)", quiet_ok=True)
+    for name in sorted(set(tops) - set(BPF_SELFTESTS)):
+        tally.check(False, f"upstream BPF selftest {name} was not selected")
 
 
 def build_tool():
     """The user-space buildid tool, as `make run` uses it."""
-    run(["cargo", "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env())
+    run([CARGO, "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env(),
+        progress="building the buildid tool")
     return os.path.join(TARGET_DIR, "release", "buildid")
 
 
@@ -369,80 +369,152 @@ def parse_tool_check(text):
     for line in text.splitlines():
         if "[DIFFERENT]" in line or line.startswith("buildid "):
             print(f"buildid tool check: {line.strip()}")
-    if "tool-status=0" not in text or passed == 0:
-        failed += 1
     return passed, failed
 
 
-def stage_kselftest(kernel):
+# The parts of the kselftest boot, in order.  Each prints a start mark and,
+# if it gets there, an end mark with its status; a part without its end
+# mark died or was cut off with the guest.
+KSELFTEST_PARTS = ("proc", "buildid", "bpf", "tool")
+PART_START = "=== part {} ==="
+PART_END = re.compile(r"^=== end (\S+) status=(\d+) ===$", re.M)
+HW_PMU = re.compile(r"^hw-pmu=(yes|no)$", re.M)
+
+
+def kselftest_part_commands(kernel, install, bpf_out, tool):
+    show = os.path.join(HARNESS, "guest", "show-buildids.sh")
+    guest_script = os.path.join(HARNESS, "guest", "kselftest-buildid.sh")
+    selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
+    return {
+        "proc": f"(cd {shlex.quote(install)} && ./run_kselftest.sh {selection})",
+        "buildid": f"CLANG={BPF_CLANG} sh {shlex.quote(guest_script)} "
+                   f"{shlex.quote(kernel.source.tree)} {shlex.quote(kernel.build)}",
+        # The x86 core PMU registers as "cpu"; without it (TCG) only
+        # software events exist.
+        "bpf": "if [ -e /sys/bus/event_source/devices/cpu ]; then echo hw-pmu=yes; "
+               f"else echo hw-pmu=no; fi; cd {shlex.quote(bpf_out)} && "
+               f"./test_progs -t {','.join(BPF_SELFTESTS)}",
+        "tool": f"sh {shlex.quote(show)} {shlex.quote(tool)}",
+    }
+
+
+def kselftest_command(commands, parts):
+    steps = []
+    for part in parts:
+        steps.append(f"echo {shlex.quote(PART_START.format(part))}; ({commands[part]}); "
+                     f"echo \"=== end {part} status=$? ===\"")
+    return "; ".join(steps) + "; exit 0"
+
+
+def split_parts(text):
+    """{part: (its output, its status or None)} of the kselftest boot's output."""
+    found = {}
+    for part in KSELFTEST_PARTS:
+        mark = PART_START.format(part)
+        if mark not in text:
+            continue
+        body = text.split(mark, 1)[1]
+        end = PART_END.search(body)
+        while end and end.group(1) != part:
+            end = PART_END.search(body, end.end())
+        if end:
+            found[part] = (body[:end.start()], int(end.group(2)))
+        else:
+            found[part] = (body, None)
+    return found
+
+
+def kselftest_verdict(boot, parts=KSELFTEST_PARTS, proc_selection=None, expected=None):
+    """The kselftest stage's checks on one boot of the selected parts."""
+    expected = load_expected("kselftest-buildid.txt") if expected is None else expected
+    tally = Tally()
+    tally.boot(boot, "kselftest boot")
+    outputs = split_parts(boot.file("guest-output.txt"))
+    for part in parts:
+        text, status = outputs.get(part, ("", None))
+        if not tally.check(part in outputs and status is not None,
+                           f"kselftest part '{part}' " + ("ran to its end" if status is not None
+                                                          else "started but never ended"
+                                                          if part in outputs else "never started"),
+                           quiet_ok=True):
+            continue
+        if part == "proc":
+            documents = tap.parse_kselftest(text)
+            check_tap(tally, documents, "upstream kselftest", {}, set())
+            want = [f"selftests: {t.replace(':', ': ', 1)}" for t in proc_selection or []]
+            got = [r.name for d in documents for r in d.results]
+            tally.check(sorted(got) == sorted(want),
+                        f"upstream kselftests reported exactly the {len(want)} selected "
+                        f"({len(got)} results" + (f"; missing {sorted(set(want) - set(got))}"
+                                                  if set(want) - set(got) else "")
+                        + (f"; not selected {sorted(set(got) - set(want))}"
+                           if set(got) - set(want) else "") + ")")
+            tally.check(status == 0, f"run_kselftest.sh exited {status}")
+            ok = sum(1 for r in (d.results for d in documents) for r in r if r.ok)
+            print(f"upstream kselftests ({', '.join(KSELFTEST_TARGETS)}): {ok} of {len(got)} ok")
+        elif part == "buildid":
+            documents = tap.parse_kselftest(text)
+            check_tap(tally, documents, "buildid kselftest", expected, set(expected))
+            got = sorted(r.name for d in documents for r in d.results)
+            tally.check(got == sorted(expected), f"buildid kselftests: the programs that "
+                        f"reported are the expected {len(expected)} ({len(got)} results)")
+            tally.check(status == 0, f"buildid kselftests: make run_tests exited {status}")
+        elif part == "bpf":
+            pmu = HW_PMU.search(text)
+            test_progs_verdict(tally, text, status,
+                               None if not pmu else pmu.group(1) == "yes")
+        elif part == "tool":
+            passed, failed = parse_tool_check(text)
+            tally.check(failed == 0 and passed > 0,
+                        f"buildid tool agrees with readelf -n on {passed} mappings "
+                        f"({failed} disagree)")
+            tally.check(status == 0, f"show-buildids.sh exited {status}")
+    return tally
+
+
+def stage_kselftest(kernel, parts=KSELFTEST_PARTS, provoke=None):
     kernel.make("headers")
     install = build_kselftests(kernel)
     build_buildid_kselftests(kernel)
-    bpf_out = build_bpf_selftests(kernel)
+    bpf_out = build_bpf_selftests(kernel) if "bpf" in parts else None
     tool = build_tool()
-    show = os.path.join(HARNESS, "guest", "show-buildids.sh")
-    selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
-    guest_script = os.path.join(HARNESS, "guest", "kselftest-buildid.sh")
-    command = (f"./run_kselftest.sh {selection}; echo {shlex.quote(BUILDID_SUITE_MARK)}; "
-               f"CLANG={BPF_CLANG} sh {shlex.quote(guest_script)} "
-               f"{shlex.quote(kernel.source.tree)} {shlex.quote(kernel.build)}; "
-               f"status=$?; echo {shlex.quote(BPF_SUITE_MARK)}; "
-               f"(cd {shlex.quote(bpf_out)} && ./test_progs -t {','.join(BPF_SELFTESTS)}); "
-               f"echo {shlex.quote(TOOL_MARK)}; sh {shlex.quote(show)} {shlex.quote(tool)}; "
-               f"echo tool-status=$?; exit $status")
-    status, run_dir = boot(command, kernel=kernel, cwd=install, timeout=1800,
-                           rwdirs=[os.path.join(kernel.build, "kselftest")])
-    text = read_run_file(run_dir, "guest-output.txt")
-    upstream, _, rest = text.partition(BUILDID_SUITE_MARK)
-    ours, _, rest = rest.partition(BPF_SUITE_MARK)
-    bpf, _, tool_out = rest.partition(TOOL_MARK)
-    passed, failed = parse_tap(upstream)
-    print(f"kselftest (upstream {', '.join(KSELFTEST_TARGETS)}): {passed} passed, {failed} failed")
-    u_passed, u_failed = parse_test_progs(bpf)
-    print(f"upstream BPF selftests ({', '.join(BPF_SELFTESTS)}): "
-          f"{u_passed} passed, {u_failed} failed")
-    if u_passed + u_failed == 0:
-        info("the upstream BPF selftests reported nothing")
-        u_failed += 1
-    passed += u_passed
-    failed += u_failed
-    t_passed, t_failed = parse_tool_check(tool_out)
-    print(f"buildid tool (PROCMAP_QUERY and fallback) against readelf -n: "
-          f"{t_passed} passed, {t_failed} failed")
-    passed += t_passed
-    failed += t_failed
-    b_passed, b_failed = parse_buildid_suite(ours)
-    print(f"kselftest (buildid): {b_passed} passed, {b_failed} failed")
-    if b_passed + b_failed == 0:
-        info("the buildid kselftests reported nothing")
-        b_failed += 1
-    passed += b_passed
-    failed += b_failed
-    if passed + failed == 0 or status not in (0, 1):
-        failed += 1
-    return passed, failed
+    commands = kselftest_part_commands(kernel, install, bpf_out, tool)
+    command = with_provoke(kselftest_command(commands, parts), provoke)
+    boot_result = boot(command, kernel=kernel, cwd="/", timeout=1800,
+                       rwdirs=[os.path.join(kernel.build, "kselftest")])
+    return kselftest_verdict(boot_result, parts, kselftest_list(install))
+
+
+def caused_only_by_warning(tally):
+    """The stage failed, every failure is a kernel log line, one is lkdtm's WARNING."""
+    return (tally.failed > 0
+            and all(": kernel log: " in f for f in tally.failures)
+            and any("WARNING:" in f and "lkdtm" in f for f in tally.failures))
+
+
+def splat_with(boot_result, *needles):
+    """The run reported status 0 and its splats include a line with every needle."""
+    return (boot_result.status == 0 and not boot_result.timed_out and
+            any(all(n in line for n in needles) for line in boot_result.splats))
 
 
 def stage_harness(kernel):
-    """The VM runner carries the guest's status and fails on kernel splats."""
-    passed = failed = 0
-    status = run_vm("echo exiting 3; exit 3", kernel=kernel, cwd="/", quiet=True)
-    ok = status == 3
-    print(f"{'ok' if ok else 'not ok'} - guest exit status 3 comes back as 3 (got {status})")
-    passed, failed = passed + ok, failed + (not ok)
-    status, run_dir = boot("modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT",
-                           kernel=kernel, cwd="/", quiet=True)
-    ok = status != 0
-    print(f"{'ok' if ok else 'not ok'} - a kernel WARNING fails the run (got {status})")
-    passed, failed = passed + ok, failed + (not ok)
-    status = run_vm("modprobe kmemleak-test", kernel=kernel, cwd="/", quiet=True)
-    ok = status != 0
-    print(f"{'ok' if ok else 'not ok'} - a kmemleak report fails the run (got {status})")
-    passed, failed = passed + ok, failed + (not ok)
+    """The VM runner carries the guest's status, and every splat fails a run and a stage."""
+    tally = Tally()
+    result = boot("echo exiting 3; exit 3", kernel=kernel, cwd="/", quiet=True)
+    tally.check(result.status == 3 and not result.splats,
+                f"guest exit status 3 comes back as 3 (got {result.status})")
+
+    # Each provoked problem must be seen in the log for what it is: a run
+    # that timed out, or whose modprobe failed, does not pass.
+    result = boot(PROVOKE_WARNING, kernel=kernel, cwd="/", quiet=True)
+    tally.check(splat_with(result, "WARNING:", "lkdtm") and result.failures(),
+                f"lkdtm's WARNING fails the run, seen in the kernel log "
+                f"(status {result.status}, {len(result.splats)} splat lines)")
     # With CONFIG_STACKTRACE_BUILD_ID the WARNING's stack dump shows the build
     # IDs the kernel computed at boot (init_vmlinux_build_id) and at module
     # load (build_id_parse_buf); both must be what readelf finds in the files.
-    log = read_run_file(run_dir, "dmesg.txt")
+    log = result.file("dmesg.txt")
     for what, pattern, path in [
         ("vmlinux_build_id", r"CPU: \d+ UID: \d+ PID: .* ([0-9a-f]{40})$",
          os.path.join(kernel.build, "vmlinux")),
@@ -453,10 +525,33 @@ def stage_harness(kernel):
                                       for line in log.splitlines()) if m]
         want = readelf_build_id(path)
         ok = bool(shown) and want is not None and all(x == want for x in shown)
-        print(f"{'ok' if ok else 'not ok'} - {what} in the stack dump matches readelf -n "
-              f"({shown[0] if shown else 'not shown'} vs {want})")
-        passed, failed = passed + ok, failed + (not ok)
-    return passed, failed
+        tally.check(ok, f"{what} in the stack dump matches readelf -n "
+                    f"({shown[0] if shown else 'not shown'} vs {want})")
+
+    result = boot("modprobe lkdtm && echo ARRAY_BOUNDS > /sys/kernel/debug/provoke-crash/DIRECT",
+                  kernel=kernel, cwd="/", quiet=True)
+    tally.check(splat_with(result, "UBSAN: array-index-out-of-bounds") and result.failures(),
+                f"a UBSAN report fails the run (status {result.status}, "
+                f"{len(result.splats)} splat lines)")
+
+    result = boot("modprobe kmemleak-test", kernel=kernel, cwd="/", quiet=True)
+    tally.check(splat_with(result, "kmemleak.txt:", "unreferenced object") and result.failures(),
+                f"kmemleak's unreferenced objects fail the run (status {result.status}, "
+                f"{len(result.splats)} splat lines)")
+
+    # The stages themselves: the same WARNING in their boot fails them, and
+    # nothing else does.
+    print("# the KUnit stage, with a WARNING raised in its boot:")
+    kunit = stage_kunit(kernel, provoke=PROVOKE_WARNING)
+    tally.check(caused_only_by_warning(kunit),
+                f"a WARNING in the KUnit boot fails the KUnit stage, and only it "
+                f"({kunit.failed} failures)")
+    print("# the kselftest stage (its tool part), with a WARNING raised in its boot:")
+    kselftest = stage_kselftest(kernel, parts=("tool",), provoke=PROVOKE_WARNING)
+    tally.check(caused_only_by_warning(kselftest),
+                f"a WARNING in the kselftest boot fails the kselftest stage, and only it "
+                f"({kselftest.failed} failures)")
+    return tally.counts
 
 
 def readelf_build_id(path):
@@ -517,7 +612,7 @@ def stage_lint(kernel):
         checks.append(("rustfmt --check (kernel .rustfmt.toml)",
                        ["rustfmt", "--check", "--edition", "2021", "--config-path",
                         os.path.join(kernel.source.tree, ".rustfmt.toml")] + rust))
-    checks.append(("cargo fmt --check (host crates)", ["cargo", "fmt", "--all", "--check"]))
+    checks.append(("cargo fmt --check (host crates)", ["cargo-fmt", "--all", "--check"]))
     checkpatch = os.path.join(kernel.source.tree, "scripts", "checkpatch.pl")
     for f in files:
         if f.endswith((".c", ".h", ".rs")):
@@ -585,7 +680,8 @@ def run_tests(stages=None):
                 p, f = 0, 0
             else:
                 kernel = kernel or Kernel()
-                p, f = globals()["stage_" + name](kernel)
+                result = globals()["stage_" + name](kernel)
+                p, f = result.counts if isinstance(result, Tally) else result
         except HarnessError as e:
             print(f"error: {e}", file=sys.stderr)
             p, f = 0, 1
@@ -630,11 +726,12 @@ def run_bench():
     build_buildid_kselftests(kernel)
     bench = os.path.join(kernel.build, "kselftest", "buildid", "buildid_bench")
     script = os.path.join(HARNESS, "guest", "bench.sh")
-    status, run_dir = boot(f"sh {shlex.quote(script)} {shlex.quote(bench)} {BENCH_LARGE_ELF}",
-                           kernel=kernel, cwd="/", timeout=1800)
-    results = read_run_file(run_dir, "guest-output.txt")
-    if status != 0 or "###" not in results:
-        raise HarnessError(f"the benchmark failed (status {status}), see {run_dir}")
+    result = boot(f"sh {shlex.quote(script)} {shlex.quote(bench)} {BENCH_LARGE_ELF}",
+                  kernel=kernel, cwd="/", timeout=1800)
+    results = result.file("guest-output.txt")
+    if result.failures() or "###" not in results:
+        raise HarnessError(f"the benchmark run failed ({'; '.join(result.failures()) or 'no tables'}),"
+                           f" see {result.run_dir}")
     tables = results[results.index("###"):].rstrip() + "\n"
     with open(BENCH_DOC, "w") as f:
         f.write(BENCH_HEADER.format(
@@ -651,8 +748,9 @@ Written by `make bench` on {date}; every ratio comes from one run, with both
 sides measured alternately in the same boot.
 
 - **Kernel**: Linux {kernel} with `kernel/configs/buildid.config` minus the
-  debug options (`kernel/configs/buildid-bench.config`: no KASAN, lockdep,
-  kmemleak, `DEBUG_VM`, atomic-sleep checks or Rust overflow checks).
+  debug options (`kernel/configs/buildid-bench.config`: no KASAN, UBSAN,
+  lockdep, kmemleak, `DEBUG_VM`, atomic-sleep checks or Rust overflow
+  checks).
 - **Machine**: QEMU under TCG (no KVM: nested virtualization does not work
   here), 2 vCPUs, 2 GiB, on {machine}.  TCG emulates every instruction, so
   absolute times are far above native ones; ratios between two code paths

@@ -177,7 +177,7 @@ class Source:
         staging = os.path.join(self.src_base, "extract.tmp")
         os.makedirs(staging)
         info(f"extracting {self.tarball} ({self.pkgver})")
-        run(["tar", "-xf", self.tarball, "-C", staging])
+        run(["tar", "-xf", self.tarball, "-C", staging], progress="extracting")
         entries = os.listdir(staging)
         if len(entries) != 1:
             raise HarnessError(f"unexpected tarball layout: {entries}")
@@ -203,7 +203,7 @@ class Source:
         shutil.rmtree(self.work_base, ignore_errors=True)
         os.makedirs(self.work_base)
         info("copying pristine source to the working tree")
-        run(["cp", "-a", self.pristine, self.tree + ".tmp"])
+        run(["cp", "-a", self.pristine, self.tree + ".tmp"], progress="copying")
         os.rename(self.tree + ".tmp", self.tree)
         write_manifest(self.tree, self.tree_manifest)
         return True

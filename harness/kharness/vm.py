@@ -16,10 +16,9 @@ import subprocess
 import sys
 import time
 
-from .common import CACHE, HarnessError, info
+from .common import CACHE, PROGRESS_SECONDS, VNG, HarnessError, check_pinned_tools, info
 from .kbuild import Kernel
 
-VNG = os.path.join(CACHE, "venv", "bin", "vng")
 RUNS = os.path.join(CACHE, "runs")
 KEEP_RUNS = 20
 
@@ -87,16 +86,18 @@ class Follower:
         self.offset = 0
 
     def pump(self):
+        """Copy what is new; True if there was something."""
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
                 data = f.read()
         except FileNotFoundError:
-            return
+            return False
         if data:
             self.offset += len(data)
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
+        return bool(data)
 
 
 def new_run_dir():
@@ -113,23 +114,62 @@ def new_run_dir():
     return path
 
 
+class Boot:
+    """What one VM run produced: the guest's status and the kernel's splats, apart.
+
+    status is None when the guest never reported one (it died, hung or
+    never started); splats lists the kernel log lines that show a kernel
+    problem, whatever the status.
+    """
+
+    def __init__(self, run_dir, status, timed_out, splats, timeout=None, vng_status=None):
+        self.run_dir = run_dir
+        self.status = status
+        self.timed_out = timed_out
+        self.splats = splats
+        self.timeout = timeout
+        self.vng_status = vng_status
+
+    def file(self, name):
+        """A file the guest left in its run directory, or "" if it did not."""
+        try:
+            with open(os.path.join(self.run_dir, name), errors="replace") as f:
+                return f.read()
+        except (FileNotFoundError, TypeError):
+            return ""
+
+    def failures(self, want_status=0):
+        """Why this run fails: no status, a timeout, a status other than want_status, splats."""
+        why = []
+        if self.timed_out:
+            why.append(f"guest timed out after {self.timeout} s")
+        elif self.status is None:
+            why.append(f"guest died or never ran: no exit status (vng exited {self.vng_status})")
+        elif want_status is not None and self.status != want_status:
+            why.append(f"guest command exited {self.status}")
+        why += [f"kernel log: {line}" for line in self.splats]
+        return why
+
+
 def run_vm(command, **kwargs):
-    """Boot, run command (a shell string), return the guest's exit status."""
-    return boot(command, **kwargs)[0]
+    """Boot, run command (a shell string); the status for the command line.
+
+    The guest's status when it reported one and the kernel log is clean;
+    124 when it never reported; 1 when it succeeded but the log has a splat.
+    """
+    result = boot(command, **kwargs)
+    if result.status is None:
+        return 124
+    return result.status or (1 if result.splats else 0)
 
 
 def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
          kernel=None, quiet=False, rwdirs=()):
-    """Boot, run command, return (exit status, run directory).
-
-    Returns 1 when the guest command succeeded but the kernel log shows a
-    problem, and 124 when the run timed out or the guest never reported.
-    """
+    """Boot, run command, return a Boot."""
     kernel = kernel or Kernel()
     if not os.path.exists(kernel.bzimage()):
         raise HarnessError(f"no kernel image at {kernel.bzimage()}: run 'make build'")
-    if not os.access(VNG, os.X_OK):
-        raise HarnessError(f"{VNG} missing: run 'make deps'")
+    check_pinned_tools()
     run = new_run_dir()
     wrapper = os.path.join(run, "guest.sh")
     with open(wrapper, "w") as f:
@@ -140,8 +180,10 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
     # Console output (boot log, splats) goes to the run directory so a guest
     # that dies before writing dmesg.txt still leaves its log behind.
     console = os.path.join(run, "console.log")
-    cmd = [VNG, "--run", kernel.build, "--disable-kvm", "--cpus", "2", "--memory", memory,
-           "--user", "root", "--rwdir", run, "--verbose"]
+    # --force-9p: the root is 9p on every machine (vng would use a
+    # virtiofsd it finds installed, which changes what the tests read).
+    cmd = [VNG, "--run", kernel.build, "--disable-kvm", "--force-9p", "--cpus", "2",
+           "--memory", memory, "--user", "root", "--rwdir", run, "--verbose"]
     for d in rwdirs:
         cmd += ["--rwdir", d]
     for a in append:
@@ -156,9 +198,17 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=log,
                                 start_new_session=True)
         follower = Follower(guest_output)
+        last_news = t0
         while proc.poll() is None:
-            follower.pump()
-            if time.monotonic() - t0 > timeout:
+            now = time.monotonic()
+            if follower.pump():
+                last_news = now
+            elif now - last_news >= PROGRESS_SECONDS:
+                # A quiet guest (booting, or a long test case) still shows
+                # that it is alive.
+                info(f"guest running, {now - t0:.0f} s of at most {timeout} s")
+                last_news = now
+            if now - t0 > timeout:
                 timed_out = True
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
@@ -190,20 +240,20 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
                 if key not in seen:
                     seen.add(key)
                     problems.append(f"{name}: {line.strip()}")
+    result = Boot(run, None if timed_out else status, timed_out, problems, timeout,
+                  proc.returncode)
     if timed_out:
         info(f"guest timed out after {timeout} s; logs in {run}")
-        return 124, run
-    if status is None:
+    elif status is None:
         info(f"guest did not report an exit status (vng exited {proc.returncode}); "
              f"logs in {run}")
-        tail = "\n".join(logs[1][1].splitlines()[-30:]) if len(logs) > 1 else ""
+        console_text = dict(logs).get("console.log", "")
+        tail = "\n".join(console_text.splitlines()[-30:])
         if tail:
             print(tail, file=sys.stderr)
-        return 124, run
     if problems:
         info("kernel log shows problems:\n  " + "\n  ".join(problems[:20]))
         info(f"full kernel log: {os.path.join(run, 'dmesg.txt')}")
-        return status or 1, run
-    if not quiet:
+    elif status is not None and not quiet:
         info(f"guest exited {status} after {elapsed:.0f} s; kernel log clean ({run})")
-    return status, run
+    return result

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Config check, kernel log scan and KTAP/TAP counting."""
+"""Config check, kernel log scan, SAFETY comments and build warnings."""
 
 import os
 import tempfile
@@ -56,76 +56,6 @@ class LogScanTest(unittest.TestCase):
             "[    2.0] ok 1 rust_doctests_kernel",
         ])
         self.assertEqual(vm.scan_log(text), ["[    1.0] KASAN: not a splat but mentions it"])
-
-
-KTAP = """[    1.0] KTAP version 1
-[    1.0] 1..3
-[    1.1]     KTAP version 1
-[    1.1]     # Subtest: suite_a
-[    1.1]     # module: m
-[    1.1]     1..3
-[    1.1]     ok 1 case_one
-[    1.1]     not ok 2 case_two
-[    1.1]     ok 3 case_three # SKIP not here
-[    1.1] # suite_a: pass:1 fail:1 skip:1 total:3
-[    1.1] not ok 1 suite_a
-[    1.2]     KTAP version 1
-[    1.2]     # Subtest: suite_b
-[    1.2]     1..1
-[    1.2]         KTAP version 1
-[    1.2]         # Subtest: param_case
-[    1.2]         ok 1 p0
-[    1.2]         ok 2 p1
-[    1.2]     ok 1 param_case
-[    1.2] ok 2 suite_b
-[    1.3]     KTAP version 1
-[    1.3]     # Subtest: suite_c
-[    1.3]     1..2
-[    1.3]     ok 1 c_one
-"""
-
-
-class KtapTest(unittest.TestCase):
-    def test_counts_cases_and_unfinished_suite(self):
-        passed, failed, cases = testrun.parse_ktap(KTAP)
-        # suite_c never finished: that is a failure, not silence.
-        self.assertEqual((passed, failed), (3, 2))
-        self.assertIn(("case_two", False), cases)
-        self.assertIn(("param_case", True), cases)
-
-    def test_tap(self):
-        text = "TAP version 13\n1..3\nok 1 selftests: proc: a\nnot ok 2 selftests: proc: b\n" \
-               "ok 3 selftests: proc: c # SKIP\n# ok 4 not a result\n"
-        self.assertEqual(testrun.parse_tap(text), (1, 1))
-
-    def test_buildid_suite_counts_cases_and_skips_fail(self):
-        text = ("# selftests: buildid: procmap_buildid\n# 1..3\n"
-                "# ok 1 procmap.elf32\n# not ok 2 procmap.malformed\n"
-                "# ok 3 stack.lockdep # SKIP not on 9p\n"
-                "not ok 1 selftests: buildid: procmap_buildid # exit=1\n")
-        self.assertEqual(testrun.parse_buildid_suite(text), (1, 2))
-
-    def test_test_progs_counts_subtests_and_allowed_skips(self):
-        text = ("#1/1     build_id/nofault-paged-out:OK\n#1/2     build_id/sleepable:FAIL\n"
-                "#1       build_id:FAIL\n#2       stacktrace_build_id:OK\n"
-                "#3       stacktrace_build_id_nmi:SKIP\n#4       other:SKIP\n"
-                "Summary: 2/3 PASSED, 2 SKIPPED, 1 FAILED\n")
-        self.assertEqual(testrun.parse_test_progs(text), (2, 2))
-
-    def test_tool_check_counts_mappings_and_status(self):
-        ok = "x    readelf -n build ID: ab   [same]\ny [same]\ntool-status=0\n"
-        self.assertEqual(testrun.parse_tool_check(ok), (2, 0))
-        bad = "x [same]\nz [DIFFERENT]\ntool-status=1\n"
-        self.assertEqual(testrun.parse_tool_check(bad), (1, 2))
-        self.assertEqual(testrun.parse_tool_check("tool-status=0\n"), (0, 1))
-
-    def test_buildid_program_without_cases_fails(self):
-        text = "# selftests: buildid: perf_buildid\nnot ok 3 selftests: buildid: perf_buildid\n"
-        self.assertEqual(testrun.parse_buildid_suite(text), (0, 1))
-
-
-if __name__ == "__main__":
-    unittest.main()
 
 
 class UnsafeCommentTest(unittest.TestCase):
