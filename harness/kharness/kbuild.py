@@ -110,7 +110,7 @@ PAHOLE_NOISE = re.compile(r"^(die__\w+|tag__recode_dwarf_type|\w+__\w+): .*(not 
 # kbuild's one-line summary of a build step ("  CC      mm/filemap.o",
 # "  RUSTC L rust/core.o"); counted for the progress line, not printed.
 KBUILD_STEP = re.compile(r"^  [A-Z][A-Z0-9_-]*(?: [A-Z]+)?\s+\S+$")
-MAKE_DIRECTORY = re.compile(r"^make\[\d+\]: (Entering|Leaving) directory")
+MAKE_DIRECTORY = re.compile(r"^make(\[\d+\])?: (Entering|Leaving) directory")
 
 
 C_DIAG = re.compile(r"^(\S+\.[ch]):\d+:\d+: (?:warning|error)")
