@@ -8,7 +8,7 @@
 # /usr/bin, /usr/sbin, /bin, /sbin), bindgen-cli built with Debian's cargo
 # into $CACHE/tools, and virtme-ng in a venv made with Debian's python3.
 # The harness runs with only those directories on PATH (see
-# harness/kharness/toolpath.py), so a program that a user installed by hand
+# pin_environment() in harness/kharness/common.py), so a program that a user installed by hand
 # elsewhere can neither hide a missing step here nor replace a pinned one.
 set -euo pipefail
 

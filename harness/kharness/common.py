@@ -31,7 +31,9 @@ PYTHON = "/usr/bin/python3"
 # change how they behave (rustup overrides, a user's cargo target, ...).
 DROPPED_VARIABLES = re.compile(r"^(RUSTUP_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|CARGO_\w+|"
                                r"PYTHON\w*|VIRTUAL_ENV|PYENV\w*|CC|CXX|LD|LLVM|CFLAGS|"
-                               r"LDFLAGS|ARCH|CROSS_COMPILE|KBUILD_\w+|MAKEFLAGS|MFLAGS)$")
+                               r"LDFLAGS|ARCH|CROSS_COMPILE|KBUILD_\w+|MAKEFLAGS|MFLAGS|"
+                               r"K[A-Z]*FLAGS|HOST\w*FLAGS|LIBCLANG_PATH|CLANG_PATH|"
+                               r"BINDGEN_\w+|LD_LIBRARY_PATH|LD_PRELOAD|GIT_\w+)$")
 
 
 class HarnessError(Exception):
@@ -55,6 +57,8 @@ def pin_environment(environ=None):
     environ["PATH"] = TOOL_PATH
     environ["PYTHONPATH"] = os.path.join(REPO, "harness")
     environ["RUSTC"] = RUSTC
+    # bindgen's libclang: the one of clang-19, not whichever clang-sys finds.
+    environ["LIBCLANG_PATH"] = "/usr/lib/llvm-19/lib"
     # Our own cargo home: crates downloaded for the host crates and
     # bindgen-cli, and no cargo subcommands from ~/.cargo/bin (cargo looks
     # there before PATH).

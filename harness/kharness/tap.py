@@ -30,7 +30,7 @@ class Result:
 
     @property
     def skipped(self):
-        return self.directive == "SKIP"
+        return self.directive.startswith("SKIP")
 
     def __repr__(self):
         return (f"{'ok' if self.ok else 'not ok'} {self.number} {self.name}"
@@ -57,6 +57,13 @@ class Block:
             names.append(block.name or ("(top level)" if block.depth == 0 else "?"))
             block = block.parent
         return "/".join(reversed(names))
+
+    def lineage(self):
+        """This block and the blocks it is nested in."""
+        block = self
+        while block is not None and block.depth >= 0:
+            yield block
+            block = block.parent
 
     def problems(self):
         """What makes this block incomplete, not what its results say."""

@@ -144,16 +144,19 @@ def check_tap(tally, documents, what, expected, strict_names):
     for problem in tap.incomplete(documents):
         tally.check(False, f"{what}: {problem}")
     for block in tap.blocks(documents):
-        ours = block.name in strict_names
+        # The project's blocks, what is nested in them, and the results that
+        # close them: there every directive (SKIP, XFAIL, TODO, ...) fails.
+        in_ours = any(b.name in strict_names for b in block.lineage())
         for result in block.results:
+            ours = in_ours or result.name in strict_names
             label = f"{what}: {block.path}/{result.name}".replace("(top level)/", "")
-            if result.skipped:
-                if ours:
-                    tally.check(False, f"{label} skipped ({result.reason}): a skip fails here")
-                else:
-                    print(f"skip - {label} ({result.reason})")
-            elif not result.ok:
+            if not result.ok:
                 tally.check(False, f"{label} failed")
+            elif result.directive and ours:
+                tally.check(False, f"{label} {result.directive} ({result.reason}): "
+                            "only a plain ok passes here")
+            elif result.skipped:
+                print(f"skip - {label} ({result.reason})")
     for name, (plan, cases) in expected.items():
         found = tap.named(documents, name)
         if not tally.check(len(found) == 1, f"{what}: {name} reported once "

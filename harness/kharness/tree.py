@@ -278,10 +278,13 @@ def project_files(repo):
     if not dirs:
         return []
     if os.path.isdir(os.path.join(repo, ".git")):
-        out = subprocess.run(
+        proc = subprocess.run(
             ["git", "-C", repo, "ls-files", "-z", "--cached", "--others",
-             "--exclude-standard", "--"] + dirs,
-            check=True, capture_output=True).stdout.decode()
+             "--exclude-standard", "--"] + dirs, capture_output=True)
+        if proc.returncode:
+            raise HarnessError(f"git ls-files in {repo} failed: "
+                               f"{proc.stderr.decode(errors='replace').strip()}")
+        out = proc.stdout.decode()
         files = [p for p in out.split("\0") if p]
     else:
         files = []

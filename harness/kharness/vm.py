@@ -43,7 +43,9 @@ SPLAT_PATTERNS = [
     r"unreferenced object 0x",
     r"rust_panic|panicked at",
     r"INFO: task .* blocked for more than",
-    r"RCU stall|rcu_sched self-detected stall",
+    r"RCU stall|INFO: \w+ (self-)?detected stalls? on CPU",
+    # kmemleak turning itself off: from then on, no leak is reported.
+    r"kmemleak: (Kernel memory leak detector disabled|Cannot allocate|Memory pool empty)",
     r"------------\[ cut here \]------------",
 ]
 SPLAT_RE = re.compile("|".join(f"(?:{p})" for p in SPLAT_PATTERNS))
@@ -151,6 +153,48 @@ class Boot:
         return why
 
 
+LOG_FILES = ("dmesg.txt", "console.log", "kmemleak.txt")
+
+
+def read_logs(run_dir):
+    """{name: text} of the logs a guest left in its run directory."""
+    logs = {}
+    for name in LOG_FILES:
+        path = os.path.join(run_dir, name)
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                logs[name] = f.read()
+    return logs
+
+
+def run_splats(logs, reported, kmemleak_expected):
+    """The splats of a run's logs, each once, as "file: line".
+
+    A guest that reported its status on a kernel with kmemleak must have
+    left a kmemleak scan: without it, leaks would go unchecked.
+    """
+    problems = []
+    seen = set()
+    for name in LOG_FILES:
+        for line in scan_log(logs.get(name, "")):
+            key = re.sub(r"^\[[ \d.]+\]\s*", "", line)
+            if key not in seen:
+                seen.add(key)
+                problems.append(f"{name}: {line.strip()}")
+    if reported and kmemleak_expected and "kmemleak.txt" not in logs:
+        problems.append("kmemleak.txt: missing, so leaks went unchecked "
+                        "(the kernel has CONFIG_DEBUG_KMEMLEAK)")
+    return problems
+
+
+def kmemleak_enabled(kernel):
+    try:
+        with open(os.path.join(kernel.build, ".config")) as f:
+            return "CONFIG_DEBUG_KMEMLEAK=y\n" in f.read()
+    except FileNotFoundError:
+        return False
+
+
 def run_vm(command, **kwargs):
     """Boot, run command (a shell string); the status for the command line.
 
@@ -225,21 +269,8 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
                 status = int(f.read().strip())
         except ValueError:
             status = None
-    problems = []
-    logs = []
-    for name in ("dmesg.txt", "console.log", "kmemleak.txt"):
-        path = os.path.join(run, name)
-        if os.path.exists(path):
-            with open(path, errors="replace") as f:
-                logs.append((name, f.read()))
-    if check_log:
-        seen = set()
-        for name, text in logs:
-            for line in scan_log(text):
-                key = re.sub(r"^\[[ \d.]+\]\s*", "", line)
-                if key not in seen:
-                    seen.add(key)
-                    problems.append(f"{name}: {line.strip()}")
+    logs = read_logs(run)
+    problems = run_splats(logs, status is not None, kmemleak_enabled(kernel)) if check_log else []
     result = Boot(run, None if timed_out else status, timed_out, problems, timeout,
                   proc.returncode)
     if timed_out:
@@ -247,7 +278,7 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
     elif status is None:
         info(f"guest did not report an exit status (vng exited {proc.returncode}); "
              f"logs in {run}")
-        console_text = dict(logs).get("console.log", "")
+        console_text = logs.get("console.log", "")
         tail = "\n".join(console_text.splitlines()[-30:])
         if tail:
             print(tail, file=sys.stderr)

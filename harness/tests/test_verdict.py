@@ -76,6 +76,29 @@ class BootFailuresTest(unittest.TestCase):
             self.assertEqual(boot.failures(want_status=2), [])
 
 
+class RunSplatsTest(unittest.TestCase):
+    def test_each_splat_once_from_any_log(self):
+        logs = {"dmesg.txt": WARNING, "console.log": WARNING,
+                "kmemleak.txt": "unreferenced object 0xffff888009a68a00 (size 32):\n"}
+        self.assertEqual(vm.run_splats(logs, True, True), [
+            "dmesg.txt: " + WARNING.splitlines()[0],
+            "dmesg.txt: " + WARNING.splitlines()[1],
+            "kmemleak.txt: unreferenced object 0xffff888009a68a00 (size 32):"])
+
+    def test_missing_kmemleak_scan(self):
+        self.assertEqual(vm.run_splats({"dmesg.txt": ""}, True, True),
+                         ["kmemleak.txt: missing, so leaks went unchecked "
+                          "(the kernel has CONFIG_DEBUG_KMEMLEAK)"])
+        self.assertEqual(vm.run_splats({"dmesg.txt": ""}, True, False), [])
+        # A guest that never reported has failed already.
+        self.assertEqual(vm.run_splats({}, False, True), [])
+
+    def test_kmemleak_turned_off(self):
+        logs = {"dmesg.txt": "[ 9.1] kmemleak: Kernel memory leak detector disabled\n",
+                "kmemleak.txt": ""}
+        self.assertEqual(len(vm.run_splats(logs, True, True)), 1)
+
+
 class KunitVerdictTest(unittest.TestCase):
     def verdict(self, dmesg, status=0):
         with boot_with(status, files={"dmesg.txt": dmesg}) as boot:
@@ -100,6 +123,17 @@ class KunitVerdictTest(unittest.TestCase):
             "ok 1 buildid_secretmem_rejected # SKIP no memfd_secret() file")
         failures = self.verdict(text).failures
         self.assertTrue(any("buildid_secretmem_rejected skipped" in f for f in failures), failures)
+
+    def test_skip_nested_in_a_project_case(self):
+        lines = recorded("kunit-dmesg.txt").splitlines()
+        i = next(n for n, line in enumerate(lines)
+                 if line.endswith("    ok 1 buildid_buf_valid_and_truncated"))
+        lines[i:i] = ["        KTAP version 1",
+                      "        # Subtest: buildid_buf_valid_and_truncated",
+                      "        ok 1 elf64", "        ok 2 elf32 # SKIP not built"]
+        failures = self.verdict("\n".join(lines)).failures
+        self.assertEqual(len(failures), 1, failures)
+        self.assertIn("buildid_buf_valid_and_truncated/elf32 SKIP", failures[0])
 
     def test_missing_suite(self):
         text = recorded("kunit-dmesg.txt").replace("buildid_secretmem", "other_suite")
@@ -211,6 +245,29 @@ class KselftestVerdictTest(unittest.TestCase):
             "# ok 7 stack.sleepable_read_without_mmap_lock # SKIP not on 9p")
         failures = self.failures(text)
         self.assertTrue(any("sleepable_read_without_mmap_lock skipped" in f for f in failures),
+                        failures)
+
+    def test_buildid_other_directives_fail(self):
+        for directive in ("XFAIL known", "TODO later", "skipped: no 9p"):
+            text = recorded("kselftest-output.txt").replace(
+                "# ok 8 stack.perf_event_cpu_clock",
+                f"# ok 8 stack.perf_event_cpu_clock # {directive}")
+            failures = self.failures(text)
+            self.assertTrue(any("perf_event_cpu_clock" in f and "only a plain ok" in f
+                                for f in failures), (directive, failures))
+
+    def test_buildid_program_skipped_by_the_runner(self):
+        # The program exits with KSFT_SKIP before its plan: the runner
+        # reports "ok ... # SKIP" and no cases.
+        text = recorded("kselftest-output.txt")
+        start = text.index("# selftests: buildid: perf_buildid")
+        end = text.index("ok 3 selftests: buildid: perf_buildid")
+        text = (text[:start] + "# selftests: buildid: perf_buildid\n"
+                + "ok 3 selftests: buildid: perf_buildid # SKIP\n"
+                + text[end + len("ok 3 selftests: buildid: perf_buildid\n"):])
+        failures = self.failures(text)
+        self.assertTrue(any("perf_buildid SKIP" in f for f in failures), failures)
+        self.assertTrue(any("perf_buildid reported once (found 0)" in f for f in failures),
                         failures)
 
     def test_buildid_program_died_mid_plan(self):

@@ -147,7 +147,7 @@ static void expect_frame(struct __test_metadata *_metadata, const char *what,
 	EXPECT_EQ(BPF_STACK_BUILD_ID_VALID, f[i].status) TH_LOG("%s: status %d", what, f[i].status);
 	EXPECT_TRUE(build_id_equal(want, f[i].build_id, want->size))
 		TH_LOG("%s: build ID %s, want %s", what, got_hex, want_hex);
-	ASSERT_LT(i, ips_ret / sizeof(*ips))
+	ASSERT_LT((long)i, ips_ret / (long)sizeof(*ips))
 		TH_LOG("%s: the stack without build IDs has %ld bytes", what, ips_ret);
 	ip_offset = file_offset_of((const void *)(uintptr_t)ips[i]);
 	ASSERT_LE(0, ip_offset) TH_LOG("%s: IP %#llx is in no mapping of /proc/self/maps", what,
