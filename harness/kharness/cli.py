@@ -31,9 +31,7 @@ def cmd_build(_args):
 
 def cmd_csource(_args):
     from .kbuild import Kernel
-    source = Kernel().source
-    source.ensure_pristine()
-    print(os.path.join(source.pristine, "lib", "buildid.c"))
+    print(Kernel().source.c_reference())
     return 0
 
 
@@ -41,9 +39,7 @@ def cmd_fuzz(args):
     import subprocess
     from .common import CARGO, REPO
     from .kbuild import Kernel
-    source = Kernel().source
-    source.ensure_pristine()
-    env = dict(os.environ, BUILDID_C_SOURCE=os.path.join(source.pristine, "lib", "buildid.c"))
+    env = dict(os.environ, BUILDID_C_SOURCE=Kernel().source.c_reference())
     return subprocess.run([CARGO, "run", "--release", "-p", "buildid-elf", "--bin",
                            "buildid-elf-fuzz", "--", "--seconds", str(args.seconds)],
                           cwd=REPO, env=env, check=False).returncode

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Paths, the pinned tool environment and process helpers shared by the harness."""
 
+import contextlib
 import os
 import re
 import shutil
@@ -12,7 +13,6 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CACHE = os.environ.get("BUILDID_CACHE") or os.path.join(
     os.path.expanduser("~"), ".cache", "rust-buildid")
-INSTALL_DEPS = os.path.join(REPO, "harness", "install-deps.sh")
 
 # What harness/install-deps.sh installs, and nothing else: bindgen-cli in
 # TOOLS, virtme-ng in VENV, Debian packages in the system directories.
@@ -65,15 +65,6 @@ def pin_environment(environ=None):
     environ["CARGO_HOME"] = CARGO_HOME
     environ["LC_ALL"] = "C.UTF-8"
     return environ
-
-
-def pinned_version(name):
-    """A version pinned in install-deps.sh (e.g. VIRTME_NG_VERSION)."""
-    with open(INSTALL_DEPS) as f:
-        m = re.search(rf"^{name}=(\S+)$", f.read(), re.M)
-    if not m:
-        raise HarnessError(f"{INSTALL_DEPS} pins no {name}")
-    return m.group(1)
 
 
 def check_pinned_tools():
@@ -133,20 +124,21 @@ def run(cmd, progress=None, **kwargs):
     PROGRESS_SECONDS until cmd ends.
     """
     try:
-        if progress:
-            with Progress(progress):
-                return subprocess.run(cmd, check=True, **kwargs)
-        return subprocess.run(cmd, check=True, **kwargs)
+        with Progress(progress) if progress else contextlib.nullcontext():
+            return subprocess.run(cmd, check=True, **kwargs)
     except FileNotFoundError as e:
         raise HarnessError(f"{cmd[0]}: not found ({e})") from e
     except subprocess.CalledProcessError as e:
         raise HarnessError(f"command failed with status {e.returncode}: {' '.join(cmd)}") from e
 
 
-def stream(cmd, what, **kwargs):
-    """Run cmd, copying its output to ours as it comes; (status, output).
+def stream(cmd, what, step=None, drop=None, **kwargs):
+    """Run cmd, copying its output to ours as it comes; (status, output, steps).
 
-    what names the step for the progress line printed while cmd is quiet.
+    what names the step for the progress line printed every
+    PROGRESS_SECONDS.  Lines matching step are counted for that line
+    instead of being copied (kbuild's "  CC  file.o"), lines matching drop
+    are left out; output holds the lines that were copied.
     """
     lines = []
     try:
@@ -154,9 +146,14 @@ def stream(cmd, what, **kwargs):
                                 text=True, errors="replace", **kwargs)
     except FileNotFoundError as e:
         raise HarnessError(f"{cmd[0]}: not found ({e})") from e
-    with Progress(what):
+    with Progress(what) as progress:
         for line in proc.stdout:
+            if step and step.match(line):
+                progress.step(line)
+                continue
+            if drop and drop.match(line):
+                continue
             sys.stdout.write(line)
             sys.stdout.flush()
             lines.append(line)
-    return proc.wait(), "".join(lines)
+    return proc.wait(), "".join(lines), progress.steps

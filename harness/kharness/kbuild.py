@@ -6,11 +6,9 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 
-from .common import BINDGEN, CACHE, PROGRESS_SECONDS, REPO, HarnessError, Progress, info, run
+from .common import BINDGEN, CACHE, PROGRESS_SECONDS, REPO, HarnessError, info, run, stream
 from .tree import Source, kernel_version, project_files
 
 # BUILDID_FRAGMENT selects another fragment, e.g. to build with the option off.
@@ -111,6 +109,7 @@ PAHOLE_NOISE = re.compile(r"^(die__\w+|tag__recode_dwarf_type|\w+__\w+): .*(not 
 # "  RUSTC L rust/core.o"); counted for the progress line, not printed.
 KBUILD_STEP = re.compile(r"^  [A-Z][A-Z0-9_-]*(?: [A-Z]+)?\s+\S+$")
 MAKE_DIRECTORY = re.compile(r"^make(\[\d+\])?: (Entering|Leaving) directory")
+BUILD_NOISE = re.compile(f"{PAHOLE_NOISE.pattern}|{MAKE_DIRECTORY.pattern}")
 
 
 C_DIAG = re.compile(r"^(\S+\.[ch]):\d+:\d+: (?:warning|error)")
@@ -225,22 +224,11 @@ class Kernel:
     def build_all(self):
         t0 = time.monotonic()
         info(f"building the kernel in {self.build} (progress every {PROGRESS_SECONDS} s)")
-        proc = subprocess.Popen(self.make_cmd("all", silent=False), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace")
-        output = []
-        with Progress("kernel build") as progress:
-            for line in proc.stdout:
-                if KBUILD_STEP.match(line):
-                    progress.step(line)
-                    continue
-                if PAHOLE_NOISE.match(line) or MAKE_DIRECTORY.match(line):
-                    continue
-                sys.stdout.write(line)
-                sys.stdout.flush()
-                output.append(line)
-            steps = progress.steps
-        if proc.wait() != 0:
-            raise HarnessError(f"kernel build failed (make exited {proc.returncode})")
+        status, output, steps = stream(self.make_cmd("all", silent=False), "kernel build",
+                                       step=KBUILD_STEP, drop=BUILD_NOISE)
+        if status != 0:
+            raise HarnessError(f"kernel build failed (make exited {status})")
+        output = output.splitlines(keepends=True)
         problems = project_warnings(output)
         if problems:
             for obj in {o for _, o in problems}:

@@ -41,8 +41,8 @@ def cargo_env():
 def stage_host():
     """cargo test over the workspace and the harness' own unit tests."""
     passed = failed = 0
-    status, output = stream([CARGO, "test", "--workspace", "--color", "never"],
-                            "cargo test", cwd=REPO, env=cargo_env())
+    status, output, _ = stream([CARGO, "test", "--workspace", "--color", "never"],
+                               "cargo test", cwd=REPO, env=cargo_env())
     for line in output.splitlines():
         m = CARGO_RESULT.match(line)
         if m:
@@ -52,15 +52,15 @@ def stage_host():
         failed += 1
     # Differential fuzzing of the parser against the C reference, bounded here
     # ('make fuzz FUZZ_SECONDS=N' runs it longer).
-    status, _ = stream([CARGO, "run", "-q", "--release", "-p", "buildid-elf", "--bin",
-                        "buildid-elf-fuzz", "--", "--seconds", FUZZ_SECONDS],
-                       "differential fuzz", cwd=REPO, env=cargo_env())
+    status, _, _ = stream([CARGO, "run", "-q", "--release", "-p", "buildid-elf", "--bin",
+                           "buildid-elf-fuzz", "--", "--seconds", FUZZ_SECONDS],
+                          "differential fuzz", cwd=REPO, env=cargo_env())
     ok = status == 0
     print(f"{'ok' if ok else 'not ok'} - differential fuzz, Rust parser vs lib/buildid.c "
           f"({FUZZ_SECONDS} s)")
     passed, failed = passed + ok, failed + (not ok)
-    status, output = stream([PYTHON, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
-                            "harness unit tests", cwd=HARNESS)
+    status, output, _ = stream([PYTHON, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
+                               "harness unit tests", cwd=HARNESS)
     ran = bad = 0
     for line in output.splitlines():
         m = UNITTEST_RAN.match(line)
@@ -191,13 +191,10 @@ def guest_programs():
 # A guest command that raises a kernel WARNING (the harness stage runs the
 # other stages with it, to prove that a splat fails them).
 PROVOKE_WARNING = "modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT"
-PROVOKE_MARK = "=== provoked ==="
 
 
 def with_provoke(command, provoke):
-    if not provoke:
-        return command
-    return f"{{ {provoke}; }} && echo {shlex.quote(PROVOKE_MARK)} && {{ {command}; }}"
+    return f"{{ {provoke}; }} && {{ {command}; }}" if provoke else command
 
 
 def kunit_verdict(boot, expected=None):
@@ -436,17 +433,18 @@ def kselftest_verdict(boot, parts=KSELFTEST_PARTS, proc_selection=None, expected
     outputs = split_parts(boot.file("guest-output.txt"))
     for part in parts:
         text, status = outputs.get(part, ("", None))
-        if not tally.check(part in outputs and status is not None,
-                           f"kselftest part '{part}' " + ("ran to its end" if status is not None
-                                                          else "started but never ended"
-                                                          if part in outputs else "never started"),
+        state = ("never started" if part not in outputs else
+                 "started but never ended" if status is None else "ran to its end")
+        if not tally.check(status is not None, f"kselftest part '{part}' {state}",
                            quiet_ok=True):
             continue
-        if part == "proc":
+        if part in ("proc", "buildid"):
             documents = tap.parse_kselftest(text)
+            results = [r for d in documents for r in d.results]
+        if part == "proc":
             check_tap(tally, documents, "upstream kselftest", {}, set())
             want = [f"selftests: {t.replace(':', ': ', 1)}" for t in proc_selection or []]
-            got = [r.name for d in documents for r in d.results]
+            got = [r.name for r in results]
             tally.check(sorted(got) == sorted(want),
                         f"upstream kselftests reported exactly the {len(want)} selected "
                         f"({len(got)} results" + (f"; missing {sorted(set(want) - set(got))}"
@@ -454,12 +452,11 @@ def kselftest_verdict(boot, parts=KSELFTEST_PARTS, proc_selection=None, expected
                         + (f"; not selected {sorted(set(got) - set(want))}"
                            if set(got) - set(want) else "") + ")")
             tally.check(status == 0, f"run_kselftest.sh exited {status}")
-            ok = sum(1 for r in (d.results for d in documents) for r in r if r.ok)
+            ok = sum(1 for r in results if r.ok)
             print(f"upstream kselftests ({', '.join(KSELFTEST_TARGETS)}): {ok} of {len(got)} ok")
         elif part == "buildid":
-            documents = tap.parse_kselftest(text)
             check_tap(tally, documents, "buildid kselftest", expected, set(expected))
-            got = sorted(r.name for d in documents for r in d.results)
+            got = sorted(r.name for r in results)
             tally.check(got == sorted(expected), f"buildid kselftests: the programs that "
                         f"reported are the expected {len(expected)} ({len(got)} results)")
             tally.check(status == 0, f"buildid kselftests: make run_tests exited {status}")
@@ -586,7 +583,7 @@ def stage_harness(kernel):
     tally.check(caused_only_by_warning(kselftest),
                 f"a WARNING in the kselftest boot fails the kselftest stage, and only it "
                 f"({kselftest.failed} failures)")
-    return tally.counts
+    return tally
 
 
 def readelf_build_id(path):
@@ -702,10 +699,7 @@ def run_tests(stages=None):
         try:
             if name == "host":
                 # The differential tests compile the tree's own lib/buildid.c.
-                source = Kernel().source
-                source.ensure_pristine()
-                os.environ["BUILDID_C_SOURCE"] = os.path.join(source.pristine, "lib",
-                                                              "buildid.c")
+                os.environ["BUILDID_C_SOURCE"] = Kernel().source.c_reference()
                 p, f = stage_host()
             elif name == "build":
                 kernel = Kernel()

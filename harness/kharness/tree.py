@@ -158,6 +158,11 @@ class Source:
         return {"tarball": self.tarball, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
                 "package_version": self.pkgver}
 
+    def c_reference(self):
+        """The pristine lib/buildid.c, which the host tests compile as the reference."""
+        self.ensure_pristine()
+        return os.path.join(self.pristine, "lib", "buildid.c")
+
     # -- pristine -----------------------------------------------------------
     def ensure_pristine(self):
         ok = False
