@@ -5,3 +5,4 @@
 //! C header: [`include/linux/fs.h`](srctree/include/linux/fs.h)
 
 pub mod file;
+pub mod inode;

@@ -4,6 +4,7 @@
 //!
 //! C header: [`include/linux/fs.h`](srctree/include/linux/fs.h)
 
+use super::inode::Inode;
 use crate::{
     bindings,
     error::{code::*, Error, Result},
@@ -69,6 +70,33 @@ impl File {
         // SAFETY: The file is valid by the type invariants, and `f_inode` is set at open time
         // and never changes afterwards.
         unsafe { (*self.as_ptr()).f_inode }
+    }
+
+    /// The inode that holds the file's data: the file's own, or for a file opened on a union
+    /// file system such as overlayfs, the inode of the file system below (`d_real_inode`).
+    ///
+    /// Finding the inode below may call into the file system, so with `may_call_fs` false this
+    /// returns `None` for such a file. A file mapped from overlayfs is a file of the file system
+    /// below and needs no such call.
+    pub fn data_inode(&self, may_call_fs: bool) -> Option<&Inode> {
+        // SAFETY: The file is valid; `f_path` is set at open time and pins its dentry.
+        let dentry = unsafe { (*self.as_ptr()).f_path.dentry };
+        // SAFETY: `dentry` is pinned by the file; `d_flags` bits for `d_op` are set once, when
+        // the dentry is instantiated.
+        let real = unsafe { (*dentry).d_flags } & bindings::DCACHE_OP_REAL != 0;
+        let inode = match (real, may_call_fs) {
+            (false, _) => self.inode(),
+            // SAFETY: `dentry` is pinned by the file, and the caller allows calls into the file
+            // system.
+            (true, true) => unsafe { bindings::d_real_inode(dentry) },
+            (true, false) => return None,
+        };
+        if inode.is_null() {
+            return None;
+        }
+        // SAFETY: The file pins its dentry, and so the dentry's inode and the inode of the file
+        // system below, for as long as the borrow of `self` lasts.
+        Some(unsafe { Inode::from_raw(inode) })
     }
 
     /// The `FMODE_*` flags the file was opened with.
