@@ -176,3 +176,90 @@ pub unsafe extern "C" fn init_vmlinux_build_id() {
         unsafe { *core::ptr::addr_of_mut!(vmlinux_build_id) = *id.padded() };
     }
 }
+
+/// The C side of the build ID cache (`include/linux/buildid_cache.h`); its plumbing is in
+/// `lib/buildid_cache.c`.
+#[cfg(CONFIG_BUILDID_CACHE)]
+pub mod cache_exports {
+    use kernel::{
+        bindings,
+        buildid::{cache, Mode},
+        error::{code::*, Result},
+        ffi::{c_int, c_uchar, c_uint},
+        fs::file::File,
+    };
+
+    /// Looks up the cached build ID of `file`, without parsing; any context, NMI included.
+    ///
+    /// Returns 0 and stores the ID as `build_id_parse()` does on a hit, `-EINVAL` if the file
+    /// is cached as having no build ID, `-ENOENT` on a miss.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a valid, referenced file for the call; `build_id` and `size` as for
+    /// `build_id_parse()`.
+    #[no_mangle]
+    pub unsafe extern "C" fn buildid_cache_lookup(
+        file: *mut bindings::file,
+        build_id: *mut c_uchar,
+        size: *mut u32,
+    ) -> c_int {
+        // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
+        let file = unsafe { File::from_raw(file) };
+        let result = cache::lookup(file, Mode::Nofault).unwrap_or(Err(ENOENT));
+        // SAFETY: Forwarded from the caller.
+        unsafe { super::store(result, build_id, size) }
+    }
+
+    /// Fills the cache with `file`'s build ID unless it is cached already; may sleep.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a valid, referenced file for the call, and the caller must be allowed to
+    /// sleep and must not hold `mmap_lock`.
+    #[no_mangle]
+    pub unsafe extern "C" fn buildid_cache_fill_file(file: *mut bindings::file, deferred: bool) {
+        // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
+        let file = unsafe { File::from_raw(file) };
+        if file.is_regular() && !cache::contains(file) {
+            let _ = cache::parse_and_fill(file, deferred);
+        }
+    }
+
+    /// Drops the cached build ID of `inode`, counting it as `why`; does not allocate. `inode`
+    /// is only used as a key.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_forget_inode(
+        inode: *mut bindings::inode,
+        why: bindings::buildid_cache_stat,
+    ) {
+        cache::forget(inode as usize, why);
+    }
+
+    /// Turns the cache on with room for `max_entries` entries, or off; it starts empty.
+    ///
+    /// # Safety
+    ///
+    /// Process context; callers serialize.
+    #[no_mangle]
+    pub unsafe extern "C" fn buildid_cache_configure(on: bool, max_entries: c_uint) -> c_int {
+        let max_entries = usize::try_from(max_entries).unwrap_or(usize::MAX);
+        let result: Result = cache::configure(on, max_entries);
+        match result {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// Whether the cache holds an entry for `inode`, valid or not; any context.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_has_inode(inode: *const bindings::inode) -> bool {
+        cache::has_key(inode as usize)
+    }
+
+    /// The number of cached build IDs.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_entries() -> c_uint {
+        c_uint::try_from(cache::entries()).unwrap_or(c_uint::MAX)
+    }
+}

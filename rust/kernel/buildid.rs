@@ -16,6 +16,8 @@
 //!
 //! Documentation: `Documentation/core-api/buildid.rst`.
 
+#[cfg(CONFIG_BUILDID_CACHE)]
+pub mod cache;
 pub mod elf;
 mod freader;
 
@@ -40,7 +42,11 @@ fn to_error(errno: i32) -> Error {
     Error::from_errno(errno)
 }
 
-/// Parses the build ID of the ELF file `file`.
+/// Parses the build ID of the ELF file `file`, or finds it in the build ID cache.
+///
+/// With `CONFIG_BUILDID_CACHE` and the cache on, a cached answer for the file is returned if its
+/// content cannot have changed since it was parsed; otherwise a sleepable parse fills the cache,
+/// and a nofault parse queues a fill for a worker. See [`cache`].
 ///
 /// Fails with [`EINVAL`] if the file is not a regular file, not a 32- or 64-bit ELF executable
 /// or shared object, or has no build ID note; with [`EFAULT`] for a `memfd_secret` file or, in
@@ -61,6 +67,27 @@ fn to_error(errno: i32) -> Error {
 /// }
 /// ```
 pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
+    #[cfg(CONFIG_BUILDID_CACHE)]
+    if file.is_regular() && cache::is_on() {
+        if let Some(cached) = cache::lookup(file, mode) {
+            return cached;
+        }
+        return match mode {
+            // Nofault parses run in NMI or under mmap_lock: the worker fills the cache, also
+            // after a parse that succeeded, since the page cache may lose the note later.
+            Mode::Nofault => {
+                let result = parse_file_uncached(file, mode);
+                cache::defer_fill(file);
+                result
+            }
+            Mode::Sleepable => cache::parse_and_fill(file, false),
+        };
+    }
+    parse_file_uncached(file, mode)
+}
+
+/// [`parse_file`], without the build ID cache (`CONFIG_BUILDID_CACHE`): always parses.
+pub fn parse_file_uncached(file: &File, mode: Mode) -> Result<BuildId> {
     // Reading a device or a FIFO may have side effects; only regular files hold ELF images.
     if !file.is_regular() {
         return Err(EINVAL);

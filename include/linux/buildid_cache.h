@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The build ID cache: build IDs of ELF files, keyed by inode, that nofault
+ * lookups (NMI, perf, BPF) can read when the page cache no longer holds the
+ * note.  See Documentation/core-api/buildid.rst.
+ */
+#ifndef _LINUX_BUILDID_CACHE_H
+#define _LINUX_BUILDID_CACHE_H
+
+#include <linux/jump_label.h>
+#include <linux/mman.h>
+#include <linux/types.h>
+
+struct file;
+struct inode;
+
+/* The per-CPU counters, in the order debugfs prints them. */
+enum buildid_cache_stat {
+	BUILDID_CACHE_HIT,
+	BUILDID_CACHE_MISS,
+	BUILDID_CACHE_FILL,
+	BUILDID_CACHE_DEFERRED_FILL,
+	BUILDID_CACHE_FILL_RACED,
+	BUILDID_CACHE_DEFER_QUEUED,
+	BUILDID_CACHE_DEFER_SKIPPED,
+	BUILDID_CACHE_DEFER_DROPPED,
+	BUILDID_CACHE_INVALIDATION,
+	BUILDID_CACHE_EVICTION,
+	BUILDID_CACHE_REPLACEMENT,
+	BUILDID_CACHE_NR_STATS,
+};
+
+#ifdef CONFIG_BUILDID_CACHE
+
+/* Enabled while the cache is on: gates the hooks in fs/ and mm/. */
+DECLARE_STATIC_KEY_TRUE(buildid_cache_hooks);
+
+/* lib/buildid_cache.c */
+void buildid_cache_count(enum buildid_cache_stat stat);
+bool buildid_cache_defer_fill(struct file *file);
+int buildid_cache_set_enabled(bool on);
+int buildid_cache_set_max_entries(unsigned int max_entries);
+bool buildid_cache_is_enabled(void);
+void buildid_cache_drain(void);
+void __buildid_cache_mmap(struct file *file);
+
+/* lib/buildid_rust.rs */
+int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
+void buildid_cache_fill_file(struct file *file, bool deferred);
+void buildid_cache_forget_inode(struct inode *inode, enum buildid_cache_stat why);
+int buildid_cache_configure(bool on, unsigned int max_entries);
+unsigned int buildid_cache_entries(void);
+bool buildid_cache_has_inode(const struct inode *inode);
+
+/*
+ * A new executable file mapping: read its build ID now, while sleeping is
+ * allowed and mmap_lock is not held, so that the MMAP2 record that
+ * mmap_region() emits, and every later nofault lookup, find it.
+ */
+static inline void buildid_cache_mmap(struct file *file, unsigned long prot)
+{
+	if (static_branch_unlikely(&buildid_cache_hooks) && file &&
+	    (prot & PROT_EXEC))
+		__buildid_cache_mmap(file);
+}
+
+/* Someone got write access to @inode: its cached build ID may go stale. */
+static inline void buildid_cache_write_access(struct inode *inode)
+{
+	if (static_branch_unlikely(&buildid_cache_hooks))
+		buildid_cache_forget_inode(inode, BUILDID_CACHE_INVALIDATION);
+}
+
+/* @inode is being freed: no entry may outlive it, since the key is its address. */
+static inline void buildid_cache_inode_destroy(struct inode *inode)
+{
+	if (static_branch_unlikely(&buildid_cache_hooks))
+		buildid_cache_forget_inode(inode, BUILDID_CACHE_EVICTION);
+}
+
+#else
+
+static inline void buildid_cache_mmap(struct file *file, unsigned long prot) { }
+static inline void buildid_cache_write_access(struct inode *inode) { }
+static inline void buildid_cache_inode_destroy(struct inode *inode) { }
+
+#endif /* CONFIG_BUILDID_CACHE */
+
+#endif /* _LINUX_BUILDID_CACHE_H */

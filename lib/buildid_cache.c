@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Plumbing of the build ID cache: the switch and size sysctls, the per-CPU
+ * counters, and the deferred fills that nofault lookups queue.  The table
+ * itself, its lookups and its fill protocol are in rust/kernel/buildid/cache.rs.
+ *
+ * A nofault lookup runs wherever a build ID is wanted: in NMI, under
+ * mmap_lock, under rq->lock from a tracepoint.  When it misses, the file is
+ * parsed later, in a worker that may sleep:
+ *
+ *   lookup (any context)  reserves a slot of this CPU's ring with cmpxchg,
+ *                         then takes get_file() (which cannot fail, so no
+ *                         path needs fput() here), and raises an irq_work;
+ *   irq_work (hardirq)    queues the work item; queue_work() takes a pool
+ *                         lock, which the lookup's context may already hold;
+ *   worker (process)      drains every CPU's ring, fills the cache with the
+ *                         sleepable reader, and drops the file references.
+ *
+ * task_work is not used: it cannot be queued for exiting tasks, whose
+ * stacks profilers sample too.  Neither ihold() (it does not pin the
+ * mount) nor igrab() (it takes i_lock, which NMI must not) are.
+ */
+
+#include <linux/buildid_cache.h>
+#include <linux/debugfs.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/hash.h>
+#include <linux/init.h>
+#include <linux/irq_work.h>
+#include <linux/jiffies.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/sysctl.h>
+#include <linux/workqueue.h>
+
+DEFINE_STATIC_KEY_TRUE(buildid_cache_hooks);
+
+static DEFINE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
+
+void buildid_cache_count(enum buildid_cache_stat stat)
+{
+	/* this_cpu_inc() is one instruction on x86, so also safe in NMI. */
+	if (stat < BUILDID_CACHE_NR_STATS)
+		this_cpu_inc(buildid_cache_stats[stat]);
+}
+
+/* Files waiting for a deferred fill; a slot is NULL, RESERVED or a file. */
+#define DEFER_SLOTS		16
+#define DEFER_RESERVED		((struct file *)1UL)
+/* An inode queued less than this long ago is not queued again. */
+#define DEFER_RECENT_BITS	6
+#define DEFER_RECENT_JIFFIES	(HZ / 2)
+
+struct buildid_defer_ring {
+	struct file *slot[DEFER_SLOTS];
+};
+
+static DEFINE_PER_CPU(struct buildid_defer_ring, buildid_defer_rings);
+
+/*
+ * Inodes queued lately, by hash.  Races between CPUs may tear an entry;
+ * that costs one duplicate or one skipped fill, which the next miss
+ * queues again.
+ */
+static struct {
+	unsigned long inode;
+	unsigned long when;
+} buildid_defer_recent[1 << DEFER_RECENT_BITS];
+
+static struct workqueue_struct *buildid_cache_wq;
+static void buildid_defer_work_fn(struct work_struct *work);
+static DECLARE_WORK(buildid_defer_work, buildid_defer_work_fn);
+
+static void buildid_defer_irq_fn(struct irq_work *work)
+{
+	queue_work(buildid_cache_wq, &buildid_defer_work);
+}
+
+static DEFINE_IRQ_WORK(buildid_defer_irq, buildid_defer_irq_fn);
+
+static bool buildid_defer_recently(struct inode *inode)
+{
+	unsigned long key = (unsigned long)inode;
+	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(buildid_defer_recent[h].inode) == key &&
+	    time_before(now, READ_ONCE(buildid_defer_recent[h].when) +
+			     DEFER_RECENT_JIFFIES))
+		return true;
+	WRITE_ONCE(buildid_defer_recent[h].inode, key);
+	WRITE_ONCE(buildid_defer_recent[h].when, now);
+	return false;
+}
+
+/**
+ * buildid_cache_defer_fill() - Parse @file's build ID later, where sleeping is allowed.
+ * @file: a file whose reference the caller holds for the call
+ *
+ * Safe in any context, NMI included: it does not allocate, lock or sleep.
+ *
+ * Return: true if @file was queued.
+ */
+bool buildid_cache_defer_fill(struct file *file)
+{
+	struct buildid_defer_ring *ring;
+	unsigned int i;
+
+	if (!buildid_cache_wq || !static_branch_unlikely(&buildid_cache_hooks))
+		return false;
+	if (buildid_defer_recently(file_inode(file))) {
+		buildid_cache_count(BUILDID_CACHE_DEFER_SKIPPED);
+		return false;
+	}
+
+	ring = this_cpu_ptr(&buildid_defer_rings);
+	for (i = 0; i < DEFER_SLOTS; i++) {
+		/* An NMI may interrupt us on this CPU and take a slot too. */
+		if (cmpxchg(&ring->slot[i], NULL, DEFER_RESERVED) == NULL)
+			break;
+	}
+	if (i == DEFER_SLOTS) {
+		buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
+		return false;
+	}
+	/* Pairs with the worker's smp_load_acquire(): the file is referenced. */
+	smp_store_release(&ring->slot[i], get_file(file));
+	irq_work_queue(&buildid_defer_irq);
+	buildid_cache_count(BUILDID_CACHE_DEFER_QUEUED);
+	return true;
+}
+
+static void buildid_defer_work_fn(struct work_struct *work)
+{
+	unsigned int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		struct buildid_defer_ring *ring = per_cpu_ptr(&buildid_defer_rings, cpu);
+
+		for (i = 0; i < DEFER_SLOTS; i++) {
+			/* Pairs with the smp_store_release() that published it. */
+			struct file *file = smp_load_acquire(&ring->slot[i]);
+
+			if (!file || file == DEFER_RESERVED)
+				continue;
+			/* Only this (ordered) worker empties filled slots. */
+			WRITE_ONCE(ring->slot[i], NULL);
+			buildid_cache_fill_file(file, true);
+			fput(file);
+			cond_resched();
+		}
+	}
+}
+
+/**
+ * buildid_cache_drain() - Wait until every queued deferred fill is done.
+ *
+ * Deferred fills hold file references: drain them before an unmount that
+ * must not find the file system busy.
+ */
+void buildid_cache_drain(void)
+{
+	if (!buildid_cache_wq)
+		return;
+	irq_work_sync(&buildid_defer_irq);
+	flush_workqueue(buildid_cache_wq);
+	/* A slot filled after the worker passed it raised its own irq_work. */
+	irq_work_sync(&buildid_defer_irq);
+	flush_workqueue(buildid_cache_wq);
+}
+
+/* Called from vm_mmap_pgoff() through buildid_cache_mmap(). */
+void __buildid_cache_mmap(struct file *file)
+{
+	const fmode_t readable = FMODE_READ | FMODE_CAN_READ;
+
+	/* do_mmap() has not checked the file yet. */
+	if (!S_ISREG(file_inode(file)->i_mode) ||
+	    (file->f_mode & readable) != readable || !file->f_op->mmap ||
+	    !file->f_mapping || !file->f_mapping->a_ops)
+		return;
+	buildid_cache_fill_file(file, false);
+}
+
+#define BUILDID_CACHE_MIN_ENTRIES	16
+#define BUILDID_CACHE_MAX_ENTRIES	(1U << 20)
+
+static DEFINE_MUTEX(buildid_cache_config_lock);
+static bool buildid_cache_on = true;
+static unsigned int buildid_cache_max_entries = 4096;
+
+/* Called with buildid_cache_config_lock held. */
+static int buildid_cache_apply(bool on, unsigned int max_entries)
+{
+	int err;
+
+	lockdep_assert_held(&buildid_cache_config_lock);
+	if (on)
+		static_branch_enable(&buildid_cache_hooks);
+	/*
+	 * Turning off empties the table before the hooks stop, so no entry
+	 * can outlive an inode whose eviction the hooks no longer see.
+	 */
+	err = buildid_cache_configure(on, max_entries);
+	if (!on)
+		static_branch_disable(&buildid_cache_hooks);
+	return err;
+}
+
+/**
+ * buildid_cache_set_enabled() - Turn the build ID cache on or off.
+ * @on: the new state
+ *
+ * Turning it off, or on again, empties it.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int buildid_cache_set_enabled(bool on)
+{
+	int err;
+
+	mutex_lock(&buildid_cache_config_lock);
+	err = buildid_cache_apply(on, buildid_cache_max_entries);
+	if (!err)
+		buildid_cache_on = on;
+	mutex_unlock(&buildid_cache_config_lock);
+	if (!on)
+		buildid_cache_drain();
+	return err;
+}
+EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
+
+/**
+ * buildid_cache_set_max_entries() - Change the size limit of the build ID cache.
+ * @max_entries: the new limit
+ *
+ * The table is rebuilt for the new size, empty.
+ *
+ * Return: 0, -EINVAL for a limit out of range, or -ENOMEM.
+ */
+int buildid_cache_set_max_entries(unsigned int max_entries)
+{
+	int err = -EINVAL;
+
+	mutex_lock(&buildid_cache_config_lock);
+	if (max_entries >= BUILDID_CACHE_MIN_ENTRIES &&
+	    max_entries <= BUILDID_CACHE_MAX_ENTRIES) {
+		err = buildid_cache_apply(buildid_cache_on, max_entries);
+		if (!err)
+			buildid_cache_max_entries = max_entries;
+	}
+	mutex_unlock(&buildid_cache_config_lock);
+	return err;
+}
+
+bool buildid_cache_is_enabled(void)
+{
+	return READ_ONCE(buildid_cache_on);
+}
+EXPORT_SYMBOL_GPL(buildid_cache_is_enabled);
+
+static int buildid_cache_sysctl(const struct ctl_table *table, int write,
+				void *buffer, size_t *lenp, loff_t *ppos)
+{
+	bool on;
+	unsigned int max_entries;
+	struct ctl_table t = *table;
+	int err;
+
+	mutex_lock(&buildid_cache_config_lock);
+	on = buildid_cache_on;
+	max_entries = buildid_cache_max_entries;
+	if (table->data == &buildid_cache_on) {
+		t.data = &on;
+		err = proc_dobool(&t, write, buffer, lenp, ppos);
+	} else {
+		t.data = &max_entries;
+		err = proc_douintvec_minmax(&t, write, buffer, lenp, ppos);
+	}
+	if (!err && write) {
+		err = buildid_cache_apply(on, max_entries);
+		if (!err) {
+			buildid_cache_on = on;
+			buildid_cache_max_entries = max_entries;
+		}
+	}
+	mutex_unlock(&buildid_cache_config_lock);
+	if (!err && write && !on)
+		buildid_cache_drain();
+	return err;
+}
+
+static unsigned int buildid_cache_min_entries = BUILDID_CACHE_MIN_ENTRIES;
+static unsigned int buildid_cache_max_max_entries = BUILDID_CACHE_MAX_ENTRIES;
+
+static struct ctl_table buildid_cache_sysctls[] = {
+	{
+		.procname	= "enabled",
+		.data		= &buildid_cache_on,
+		.maxlen		= sizeof(bool),
+		.mode		= 0644,
+		.proc_handler	= buildid_cache_sysctl,
+	},
+	{
+		.procname	= "max_entries",
+		.data		= &buildid_cache_max_entries,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= buildid_cache_sysctl,
+		.extra1		= &buildid_cache_min_entries,
+		.extra2		= &buildid_cache_max_max_entries,
+	},
+};
+
+static const char *const buildid_cache_stat_names[BUILDID_CACHE_NR_STATS] = {
+	[BUILDID_CACHE_HIT]		= "hits",
+	[BUILDID_CACHE_MISS]		= "misses",
+	[BUILDID_CACHE_FILL]		= "fills",
+	[BUILDID_CACHE_DEFERRED_FILL]	= "deferred_fills",
+	[BUILDID_CACHE_FILL_RACED]	= "fills_raced",
+	[BUILDID_CACHE_DEFER_QUEUED]	= "deferrals_queued",
+	[BUILDID_CACHE_DEFER_SKIPPED]	= "deferrals_skipped",
+	[BUILDID_CACHE_DEFER_DROPPED]	= "deferrals_dropped",
+	[BUILDID_CACHE_INVALIDATION]	= "invalidations",
+	[BUILDID_CACHE_EVICTION]	= "evictions",
+	[BUILDID_CACHE_REPLACEMENT]	= "replacements",
+};
+
+static int buildid_cache_stats_show(struct seq_file *m, void *v)
+{
+	unsigned int stat, cpu;
+
+	for (stat = 0; stat < BUILDID_CACHE_NR_STATS; stat++) {
+		unsigned long sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu(buildid_cache_stats, cpu)[stat];
+		seq_printf(m, "%s %lu\n", buildid_cache_stat_names[stat], sum);
+	}
+	seq_printf(m, "entries %u\n", buildid_cache_entries());
+	seq_printf(m, "enabled %d\n", buildid_cache_is_enabled());
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(buildid_cache_stats);
+
+static ssize_t buildid_cache_drain_write(struct file *file, const char __user *buf,
+					 size_t count, loff_t *ppos)
+{
+	buildid_cache_drain();
+	return count;
+}
+
+static const struct file_operations buildid_cache_drain_fops = {
+	.write	= buildid_cache_drain_write,
+	.llseek	= noop_llseek,
+};
+
+static int __init buildid_cache_init(void)
+{
+	struct dentry *dir;
+	int err;
+
+	buildid_cache_wq = alloc_ordered_workqueue("buildid_cache", 0);
+	if (!buildid_cache_wq)
+		return -ENOMEM;
+
+	mutex_lock(&buildid_cache_config_lock);
+	err = buildid_cache_apply(buildid_cache_on, buildid_cache_max_entries);
+	mutex_unlock(&buildid_cache_config_lock);
+	if (err)
+		return err;
+
+	register_sysctl("kernel/buildid_cache", buildid_cache_sysctls);
+	dir = debugfs_create_dir("buildid_cache", NULL);
+	debugfs_create_file("stats", 0444, dir, NULL, &buildid_cache_stats_fops);
+	debugfs_create_file("drain", 0200, dir, NULL, &buildid_cache_drain_fops);
+	return 0;
+}
+late_initcall(buildid_cache_init);
