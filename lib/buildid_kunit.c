@@ -15,6 +15,7 @@
 #include <kunit/test.h>
 #include <kunit/visibility.h>
 #include <linux/buildid.h>
+#include <linux/buildid_cache.h>
 #include <linux/buildid_ref.h>
 #include <linux/elf.h>
 #include <linux/file.h>
@@ -534,6 +535,30 @@ static void buildid_large_folio(struct kunit *test)
 	expect_all_modes(test, f, 0, 0, 20);
 }
 
+/*
+ * These suites compare each parse with the C reference, which has no
+ * cache; the cache has its own suite (lib/buildid_cache_kunit.c).
+ */
+static bool cache_was_on;
+
+static int buildid_without_cache_init(struct kunit_suite *suite)
+{
+#if IS_ENABLED(CONFIG_BUILDID_CACHE)
+	cache_was_on = buildid_cache_is_enabled();
+	return buildid_cache_set_enabled(false);
+#else
+	return 0;
+#endif
+}
+
+static void buildid_without_cache_exit(struct kunit_suite *suite)
+{
+#if IS_ENABLED(CONFIG_BUILDID_CACHE)
+	if (cache_was_on)
+		buildid_cache_set_enabled(true);
+#endif
+}
+
 /* --- memfd_secret ------------------------------------------------------ */
 
 static struct file *secret_file;
@@ -543,11 +568,12 @@ static int buildid_secretmem_init(struct kunit_suite *suite)
 {
 	if (secret_fd >= 0)
 		secret_file = fget(secret_fd);
-	return 0;
+	return buildid_without_cache_init(suite);
 }
 
 static void buildid_secretmem_exit(struct kunit_suite *suite)
 {
+	buildid_without_cache_exit(suite);
 	if (secret_file)
 		fput(secret_file);
 	secret_file = NULL;
@@ -588,6 +614,8 @@ static struct kunit_case buildid_file_cases[] = {
 
 static struct kunit_suite buildid_file_suite = {
 	.name = "buildid_file",
+	.suite_init = buildid_without_cache_init,
+	.suite_exit = buildid_without_cache_exit,
 	.test_cases = buildid_file_cases,
 };
 

@@ -6,6 +6,13 @@
 #   scratch_mount MiB   sets $work (a tmpfs) and $scratch (the ext4 mount)
 #   scratch_umount      undoes it
 
+buildid_cache_drain() {
+	drain=/sys/kernel/debug/buildid_cache/drain
+	[ -e /proc/sys/kernel/buildid_cache ] || return 0
+	[ -e "$drain" ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+	[ ! -e "$drain" ] || echo 1 > "$drain"
+}
+
 scratch_mount() {
 	work=$(mktemp -d)
 	# /tmp is an overlay on the host's /tmp, which cannot back a loop device.
@@ -19,6 +26,8 @@ scratch_mount() {
 }
 
 scratch_umount() {
+	# Fills the build ID cache queued hold file references.
+	buildid_cache_drain
 	umount "$scratch"
 	losetup -d "$scratch_loopdev"
 	umount "$work"

@@ -212,6 +212,11 @@ class KselftestVerdictTest(unittest.TestCase):
                                                         "=== end bpf status=1 ===")
         self.assertEqual(self.failures(text), ["test_progs exited 1"])
 
+    def test_test_progs_with_the_cache_on(self):
+        text = recorded("kselftest-output.txt").replace("buildid-cache=0", "buildid-cache=1")
+        self.assertEqual(self.failures(text),
+                         ["test_progs did not run with the build ID cache off"])
+
     def test_test_progs_skip_only_without_pmu(self):
         text = recorded("kselftest-output.txt")
         self.assertIn("stacktrace_build_id_nmi:SKIP", text)

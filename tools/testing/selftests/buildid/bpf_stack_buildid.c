@@ -43,6 +43,9 @@ FIXTURE(stack) {
 	char exe[PATH_MAX];
 	struct build_id exe_id;
 	char dir[PATH_MAX];
+	/* The build ID cache switch before the test changed it, if it did. */
+	bool cache_switched;
+	int cache_was;
 };
 
 static int read_data(struct _test_data_stack *self)
@@ -95,6 +98,8 @@ FIXTURE_SETUP(stack)
 
 FIXTURE_TEARDOWN(stack)
 {
+	if (self->cache_switched)
+		buildid_cache_set(self->cache_was);
 	while (self->nr_links)
 		bpf_link__destroy(self->links[--self->nr_links]);
 	bpf_object__close(self->obj);
@@ -225,13 +230,28 @@ TEST_F(stack, stackid_map)
 		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
 }
 
+static void switch_cache(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			 bool on)
+{
+	int was = buildid_cache_set(on);
+
+	if (was == -ENOENT && !on)
+		return;
+	ASSERT_LE(0, was) TH_LOG("cannot switch the build ID cache: %s", strerror(-was));
+	if (!self->cache_switched)
+		self->cache_was = was;
+	self->cache_switched = true;
+}
+
 /*
  * A library whose header page is not in the page cache when the probe
- * fires: the non-sleepable helper gives up on that frame and keeps the IP,
- * the sleepable one reads the page.
+ * fires.  Without the build ID cache, the non-sleepable helper gives up on
+ * that frame and keeps the IP, the sleepable one reads the page.  With it,
+ * both find the build ID that the mmap() of the library cached, and
+ * nothing reads the page.
  */
 static void evicted_library(struct __test_metadata *_metadata, struct _test_data_stack *self,
-			    const char *dir, bool sleepable, bool page_cache_reads)
+			    const char *dir, bool sleepable, bool page_cache_reads, bool cache)
 {
 	const char *prog = sleepable ? "uprobe_stack_sleepable" : "uprobe_stack";
 	const struct stack_result *res;
@@ -240,6 +260,7 @@ static void evicted_library(struct __test_metadata *_metadata, struct _test_data
 	struct build_id lib_id;
 	void *handle;
 
+	switch_cache(_metadata, self, cache);
 	snprintf(path, sizeof(path), "%s/evicted_%d.so", dir, sleepable);
 	ASSERT_EQ(0, copy_file(test_file("libbuildid_sha1.so"), path));
 	ASSERT_EQ(0, elf_build_id_from_sections(path, &lib_id));
@@ -255,7 +276,11 @@ static void evicted_library(struct __test_metadata *_metadata, struct _test_data
 	res = sleepable ? &self->data.uprobe_sleepable : &self->data.uprobe;
 	ASSERT_EQ(1, res->hits);
 	ASSERT_LE((long)(2 * sizeof(res->frames[0])), res->ret);
-	if (sleepable) {
+	if (cache) {
+		expect_result_frame(_metadata, "library frame", res, 0, &lib_id,
+				    file_offset_of(probe) + PROBE_BODY_OFFSET);
+		EXPECT_EQ(0, file_page_cached(path, 0)) TH_LOG("the page cache, not the cache, answered");
+	} else if (sleepable) {
 		expect_result_frame(_metadata, "library frame", res, 0, &lib_id,
 				    file_offset_of(probe) + PROBE_BODY_OFFSET);
 		if (page_cache_reads)
@@ -276,12 +301,23 @@ static void evicted_library(struct __test_metadata *_metadata, struct _test_data
 
 TEST_F(stack, uprobe_evicted_nofault)
 {
-	evicted_library(_metadata, self, self->dir, false, true);
+	evicted_library(_metadata, self, self->dir, false, true, false);
 }
 
 TEST_F(stack, uprobe_evicted_sleepable)
 {
-	evicted_library(_metadata, self, self->dir, true, true);
+	evicted_library(_metadata, self, self->dir, true, true, false);
+}
+
+/* Our variant of test_progs' build_id nofault-paged-out, with the cache on. */
+TEST_F(stack, uprobe_evicted_nofault_cached)
+{
+	evicted_library(_metadata, self, self->dir, false, false, true);
+}
+
+TEST_F(stack, uprobe_evicted_sleepable_cached)
+{
+	evicted_library(_metadata, self, self->dir, true, false, true);
 }
 
 static int lockdep_debug_locks(void)
@@ -315,7 +351,8 @@ TEST_F(stack, sleepable_read_without_mmap_lock)
 		SKIP(return, "lockdep is not enabled or already turned off");
 
 	/* copy_file() writes to 9p: the inode lock, then a user page fault. */
-	evicted_library(_metadata, self, dir, true, false);
+	/* Without the cache, which would answer without reading the file. */
+	evicted_library(_metadata, self, dir, true, false, false);
 	EXPECT_EQ(1, lockdep_debug_locks()) TH_LOG("lockdep reported a problem, see dmesg");
 	unlink(test_file("evicted_1.so"));
 }

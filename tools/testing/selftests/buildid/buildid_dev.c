@@ -83,8 +83,11 @@ FIXTURE_TEARDOWN(dev)
 TEST_F(dev, file_query)
 {
 	struct buildid_file_query q = { .size = sizeof(q) };
+	int cache_was = buildid_cache_set(0);
 	int fd = open(self->lib, O_RDONLY | O_CLOEXEC);
 
+	/* Without the build ID cache, which would answer the evicted case. */
+	ASSERT_TRUE(cache_was >= 0 || cache_was == -ENOENT);
 	ASSERT_LE(0, fd);
 	q.fd = fd;
 	/* Cached after copy_file(): both modes find it. */
@@ -102,6 +105,8 @@ TEST_F(dev, file_query)
 	ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_FILE, &q));
 	EXPECT_TRUE(build_id_equal(&self->lib_id, q.build_id, q.build_id_size));
 	close(fd);
+	if (cache_was > 0)
+		buildid_cache_set(cache_was);
 }
 
 TEST_F(dev, file_query_errors)

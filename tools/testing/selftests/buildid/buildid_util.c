@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -648,5 +649,44 @@ int check_rust_buildid_serves(char *why, size_t len)
 		return -1;
 	}
 	free(btf);
+	return 0;
+}
+
+#define BUILDID_CACHE_SWITCH "/proc/sys/kernel/buildid_cache/enabled"
+
+int buildid_cache_set(int on)
+{
+	char buf[8] = {};
+	int fd, old;
+
+	fd = open(BUILDID_CACHE_SWITCH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	errno = 0;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0 || sscanf(buf, "%d", &old) != 1 ||
+	    pwrite(fd, on ? "1\n" : "0\n", 2, 0) != 2) {
+		old = errno ? -errno : -EIO;
+		close(fd);
+		return old;
+	}
+	close(fd);
+	return old;
+}
+
+int buildid_cache_drain(void)
+{
+	const char *drain = "/sys/kernel/debug/buildid_cache/drain";
+	int fd = open(drain, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT &&
+	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
+		fd = open(drain, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) != 1) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
 	return 0;
 }

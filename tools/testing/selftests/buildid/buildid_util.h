@@ -89,4 +89,13 @@ int fs_type_of(const char *path, char *type, size_t len);
 /* The running kernel serves <linux/buildid.h> from the Rust object. */
 int check_rust_buildid_serves(char *why, size_t len);
 
+/*
+ * The build ID cache switch (/proc/sys/kernel/buildid_cache/enabled):
+ * sets it and returns the old value, or -errno (-ENOENT without
+ * CONFIG_BUILDID_CACHE).  Turning it off empties the cache.
+ */
+int buildid_cache_set(int on);
+/* Waits for the cache's queued fills, which hold file references. */
+int buildid_cache_drain(void);
+
 #endif

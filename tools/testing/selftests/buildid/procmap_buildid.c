@@ -30,6 +30,9 @@ FIXTURE(procmap) {
 	int maps_fd;
 	char dir[PATH_MAX];
 	char huge_dir[PATH_MAX + 8];
+	/* The build ID cache switch before the test changed it, if it did. */
+	bool cache_switched;
+	int cache_was;
 };
 
 FIXTURE_SETUP(procmap)
@@ -43,6 +46,8 @@ FIXTURE_SETUP(procmap)
 
 FIXTURE_TEARDOWN(procmap)
 {
+	if (self->cache_switched)
+		buildid_cache_set(self->cache_was);
 	if (self->huge_dir[0])
 		umount2(self->huge_dir, MNT_DETACH);
 	close(self->maps_fd);
@@ -82,6 +87,23 @@ static void expect_build_id(struct __test_metadata *_metadata, int maps_fd,
 	EXPECT_TRUE(build_id_equal(want, got, q.build_id_size))
 		TH_LOG("got %s (%u bytes), want %s (%u bytes)", got_hex, q.build_id_size,
 		       want_hex, want->size);
+}
+
+/*
+ * Switches the build ID cache on or off for the rest of the test.  Tests of
+ * the reader turn it off: a cached answer would not read the file.
+ */
+static void switch_cache(struct __test_metadata *_metadata, struct _test_data_procmap *self,
+			 bool on)
+{
+	int was = buildid_cache_set(on);
+
+	if (was == -ENOENT && !on)
+		return;
+	ASSERT_LE(0, was) TH_LOG("cannot switch the build ID cache: %s", strerror(-was));
+	if (!self->cache_switched)
+		self->cache_was = was;
+	self->cache_switched = true;
 }
 
 static void *map_file(const char *path, size_t *len)
@@ -190,6 +212,7 @@ TEST_F(procmap, note_beyond_first_page)
 	 * twice (end of the R segment, start of R+X) and a page mapped
 	 * twice cannot be paged out by one process.
 	 */
+	switch_cache(_metadata, self, false);
 	ASSERT_EQ(0, copy_file(src, copy));
 	map = map_file(copy, &len);
 	ASSERT_NE(MAP_FAILED, map);
@@ -530,6 +553,7 @@ TEST_F(procmap, evicted_data)
 	size_t len;
 	void *map;
 
+	switch_cache(_metadata, self, false);
 	ASSERT_EQ(0, copy_file(test_file("libbuildid_sha1.so"), path));
 	ASSERT_EQ(0, elf_build_id_from_sections(path, &want));
 	map = map_file(path, &len);
@@ -627,6 +651,137 @@ TEST_F_TIMEOUT(procmap, rewritten_while_queried, 300)
 	munmap(map, PAGE);
 	free(rw.img[0]);
 	free(rw.img[1]);
+}
+
+/* An ELF file with build ID pattern @seed, mapped executable, as ld.so maps text. */
+static void *map_exec(struct __test_metadata *_metadata, const char *path, uint8_t seed,
+		      struct build_id *id)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	void *map;
+	int fd;
+
+	build_id_pattern(&c.id, 20, seed);
+	*id = c.id;
+	if (elf_craft_file(path, &c))
+		return MAP_FAILED;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return MAP_FAILED;
+	map = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	return map;
+}
+
+static void rewrite_id(struct __test_metadata *_metadata, const char *path, uint8_t seed,
+		       struct build_id *id)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	unsigned char *img;
+	size_t len;
+	int fd;
+
+	build_id_pattern(&c.id, 20, seed);
+	*id = c.id;
+	img = elf_craft_image(&c, &len);
+	ASSERT_NE(NULL, img);
+	/* In place: same inode, same size. */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)len, pwrite(fd, img, len, 0));
+	close(fd);
+	free(img);
+}
+
+/*
+ * With the build ID cache on, an evicted note is answered from the cache
+ * that mmap() filled, without reading the file; and no content change
+ * ever gets the old ID back.
+ */
+TEST_F(procmap, cache_survives_eviction)
+{
+	const char *path = path_in(self->dir, "cached.so");
+	struct build_id id;
+	void *map;
+
+	switch_cache(_metadata, self, true);
+	map = map_exec(_metadata, path, 0x31, &id);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
+	expect_build_id(_metadata, self->maps_fd, map, &id);
+	EXPECT_EQ(0, file_page_cached(path, 0)) TH_LOG("the file was read, the cache missed");
+	munmap(map, PAGE);
+}
+
+TEST_F(procmap, cache_content_changes)
+{
+	const char *path = path_in(self->dir, "changing.so");
+	const char *other = path_in(self->dir, "replacement.so");
+	struct build_id id, old_id, new_id;
+	void *map, *map2;
+
+	switch_cache(_metadata, self, true);
+	map = map_exec(_metadata, path, 0x41, &old_id);
+	ASSERT_NE(MAP_FAILED, map);
+	expect_build_id(_metadata, self->maps_fd, map, &old_id);
+
+	/* write() in place, same size. */
+	rewrite_id(_metadata, path, 0x42, &id);
+	expect_build_id(_metadata, self->maps_fd, map, &id);
+
+	/* truncate(2) by path to nothing and back: zeroes, no build ID. */
+	ASSERT_EQ(0, truncate(path, 0));
+	ASSERT_EQ(0, truncate(path, PAGE));
+	expect_build_id(_metadata, self->maps_fd, map, NULL);
+	munmap(map, PAGE);
+
+	/* Replaced by rename(): the old mapping keeps the old inode and its ID. */
+	map = map_exec(_metadata, path, 0x43, &old_id);
+	ASSERT_NE(MAP_FAILED, map);
+	expect_build_id(_metadata, self->maps_fd, map, &old_id);
+	map2 = map_exec(_metadata, other, 0x44, &new_id);
+	ASSERT_NE(MAP_FAILED, map2);
+	munmap(map2, PAGE);
+	ASSERT_EQ(0, rename(other, path));
+	expect_build_id(_metadata, self->maps_fd, map, &old_id);
+	map2 = map_file(path, &(size_t){ 0 });
+	ASSERT_NE(MAP_FAILED, map2);
+	expect_build_id(_metadata, self->maps_fd, map2, &new_id);
+	munmap(map2, PAGE);
+	munmap(map, PAGE);
+}
+
+/* A write through a shared mapping, on tmpfs, which updates no timestamp. */
+TEST_F(procmap, cache_shared_mapping_write)
+{
+	const char *path;
+	struct build_id id, want;
+	unsigned char *shared;
+	void *map;
+	int fd;
+
+	switch_cache(_metadata, self, true);
+	snprintf(self->huge_dir, sizeof(self->huge_dir), "%s/tmpfs", self->dir);
+	ASSERT_EQ(0, mkdir(self->huge_dir, 0755));
+	ASSERT_EQ(0, mount("tmpfs", self->huge_dir, "tmpfs", 0, "size=1m"));
+	path = path_in(self->huge_dir, "shared.so");
+	map = map_exec(_metadata, path, 0x51, &id);
+	ASSERT_NE(MAP_FAILED, map);
+	expect_build_id(_metadata, self->maps_fd, map, &id);
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	shared = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, shared);
+	/* The ID bytes follow the 12-byte note header and "GNU\0". */
+	build_id_pattern(&want, 20, 0x52);
+	memcpy(shared + 0x200 + 16, want.data, 20);
+	expect_build_id(_metadata, self->maps_fd, map, &want);
+	munmap(shared, PAGE);
+	/* Write access is gone, the ID stays the new one. */
+	expect_build_id(_metadata, self->maps_fd, map, &want);
+	munmap(map, PAGE);
 }
 
 TEST_HARNESS_MAIN
