@@ -663,14 +663,14 @@ int buildid_cache_set(int on)
 	if (fd < 0)
 		return -errno;
 	errno = 0;
-	if (read(fd, buf, sizeof(buf) - 1) <= 0 || sscanf(buf, "%d", &old) != 1 ||
+	if (read(fd, buf, sizeof(buf) - 1) <= 0 || (buf[0] != '0' && buf[0] != '1') ||
 	    pwrite(fd, on ? "1\n" : "0\n", 2, 0) != 2) {
 		old = errno ? -errno : -EIO;
 		close(fd);
 		return old;
 	}
 	close(fd);
-	return old;
+	return buf[0] - '0';
 }
 
 int buildid_cache_drain(void)
