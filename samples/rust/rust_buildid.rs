@@ -20,16 +20,22 @@
 //!
 //! `BUILDID_IOC_VMA` (nr 2): `{ u32 size; u32 flags; s32 pid; u32 build_id_size (out);
 //! u64 addr; u64 vma_start, vma_end, vma_offset (out); u8 build_id[20] (out); u32 reserved; }`,
-//! at least 24 bytes. Flag 1 as above. `pid` 0 is the caller's process; others need the
-//! permission of reading `/proc/<pid>/maps` (`PTRACE_MODE_READ_FSCREDS`). No VMA or no file at
-//! `addr` is `ENOENT`.
+//! at least 24 bytes. Flag 1 as above; flag 2: the Rust parser without the build ID cache; flag
+//! 4: the C reference (`EOPNOTSUPP` without `CONFIG_BUILDID_C_REFERENCE`); 2 and 4 exclude each
+//! other. The file parsed is the VMA's `vm_file`, as perf and BPF see it (for overlayfs, the
+//! file of the layer below). `pid` 0 is the caller's process; others need the permission of
+//! reading `/proc/<pid>/maps` (`PTRACE_MODE_READ_FSCREDS`). No VMA or no file at `addr` is
+//! `ENOENT`.
 //!
 //! `BUILDID_IOC_BENCH` (nr 3, `CAP_SYS_ADMIN`): `{ u32 size; u32 flags; s32 fd; u32 mode;
 //! u32 iterations; s32 result (out); u64 offset; u32 length; u32 reserved; u64 total_ns (out);
 //! }`, at least 20 bytes. Runs one entry point `iterations` times (at most 10^7): mode 0
 //! nofault, 1 sleepable, 2 memory (`build_id_parse_buf()` on the `length` bytes, at most
-//! 64 KiB, at `offset` of the file, read once beforehand). Flag 1: the C reference
-//! (`CONFIG_BUILDID_C_REFERENCE`, else `EOPNOTSUPP`). `result` is the build ID size of the last
+//! 64 KiB, at `offset` of the file, read once beforehand), 3 nothing (the loop's own cost,
+//! `result` 0). Flag 1: the C reference
+//! (`CONFIG_BUILDID_C_REFERENCE`, else `EOPNOTSUPP`); flag 2: the Rust parser without the build
+//! ID cache (without either flag, a file parse consults the cache when it is on, as every caller
+//! of the kernel does; the flags are exclusive). `result` is the build ID size of the last
 //! run or its negative errno. The loop yields the CPU every 256 parses, and a pending signal
 //! ends it with `EINTR`.
 //!
@@ -66,10 +72,14 @@ const NR_BENCH: u32 = 3;
 
 const FLAG_SLEEPABLE: u32 = 1;
 const FLAG_C_REFERENCE: u32 = 1;
+const FLAG_UNCACHED: u32 = 2;
+const FLAG_VMA_UNCACHED: u32 = 2;
+const FLAG_VMA_C_REFERENCE: u32 = 4;
 
 const MODE_NOFAULT: u32 = 0;
 const MODE_SLEEPABLE: u32 = 1;
 const MODE_MEMORY: u32 = 2;
+const MODE_EMPTY: u32 = 3;
 
 const MAX_ITERATIONS: u32 = 10_000_000;
 const MAX_MEMORY_LEN: u32 = 64 * 1024;
@@ -170,6 +180,29 @@ fn eopnotsupp() -> Error {
     Error::from_errno(-(bindings::EOPNOTSUPP as i32))
 }
 
+/// The code that parses, as the benchmark and the VMA query's flags choose it.
+#[derive(Clone, Copy)]
+enum Implementation {
+    /// `kernel::buildid` as the kernel's callers reach it, through the cache when it is on.
+    Rust,
+    /// `kernel::buildid` without the cache.
+    RustUncached,
+    /// The C reference of `lib/buildid.c`.
+    C,
+}
+
+/// Parses `file` with `implementation`.
+fn parse_with(file: &File, mode: Mode, implementation: Implementation) -> Result<BuildId> {
+    match implementation {
+        Implementation::Rust => buildid::parse_file(file, mode),
+        Implementation::RustUncached => buildid::parse_file_uncached(file, mode),
+        #[cfg(CONFIG_BUILDID_C_REFERENCE)]
+        Implementation::C => buildid::reference::parse_file(file, mode),
+        #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
+        Implementation::C => Err(eopnotsupp()),
+    }
+}
+
 fn parse_mode(flags: u32) -> Result<Mode> {
     match flags {
         0 => Ok(Mode::Nofault),
@@ -199,14 +232,21 @@ fn query_file(ptr: usize) -> Result<isize> {
 
 fn query_vma(ptr: usize) -> Result<isize> {
     let mut arg = Arg::<72>::read(ptr, 24)?;
-    let mode = parse_mode(arg.u32_at(4))?;
+    let flags = arg.u32_at(4);
+    let mode = parse_mode(flags & FLAG_SLEEPABLE)?;
+    let implementation = match flags & !FLAG_SLEEPABLE {
+        0 => Implementation::Rust,
+        FLAG_VMA_UNCACHED => Implementation::RustUncached,
+        FLAG_VMA_C_REFERENCE => Implementation::C,
+        _ => return Err(EINVAL),
+    };
     let mm = match arg.u32_at(8) as i32 {
         0 => MmUser::current()?,
         pid if pid > 0 => MmUser::access(pid)?,
         _ => return Err(EINVAL),
     };
     let vma = mm.file_at(arg.u64_at(16))?;
-    let id = buildid::parse_file(&vma.file, mode)?;
+    let id = parse_with(&vma.file, mode, implementation)?;
     arg.set_u64(24, vma.start);
     arg.set_u64(32, vma.end);
     arg.set_u64(40, vma.pgoff << bindings::PAGE_SHIFT);
@@ -216,25 +256,23 @@ fn query_vma(ptr: usize) -> Result<isize> {
 }
 
 /// One parse as the benchmark runs it: the ID size or the negative errno.
-fn bench_once(file: &File, mode: u32, c_reference: bool, notes: &[u8]) -> Result<i32> {
-    let result = match (mode, c_reference) {
-        (MODE_NOFAULT, false) => buildid::parse_file(file, Mode::Nofault).map(|id| id.size()),
-        (MODE_SLEEPABLE, false) => buildid::parse_file(file, Mode::Sleepable).map(|id| id.size()),
-        (MODE_MEMORY, false) => buildid::parse_buf(notes).map(|id| id.size()),
-        #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-        (MODE_NOFAULT, true) => {
-            buildid::reference::parse_file(file, Mode::Nofault).map(|id| id.size())
+fn bench_once(file: &File, mode: u32, implementation: Implementation, notes: &[u8]) -> Result<i32> {
+    let result = match (mode, implementation) {
+        (MODE_NOFAULT, _) => parse_with(file, Mode::Nofault, implementation).map(|id| id.size()),
+        (MODE_SLEEPABLE, _) => {
+            parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())
+        }
+        (MODE_MEMORY, Implementation::Rust | Implementation::RustUncached) => {
+            buildid::parse_buf(notes).map(|id| id.size())
         }
         #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-        (MODE_SLEEPABLE, true) => {
-            buildid::reference::parse_file(file, Mode::Sleepable).map(|id| id.size())
-        }
-        #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-        (MODE_MEMORY, true) => {
+        (MODE_MEMORY, Implementation::C) => {
             buildid::reference::parse_buf(notes).map(|_| BUILD_ID_SIZE_MAX as u32)
         }
         #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
-        (MODE_NOFAULT | MODE_SLEEPABLE | MODE_MEMORY, true) => return Err(eopnotsupp()),
+        (MODE_MEMORY, Implementation::C) => return Err(eopnotsupp()),
+        // The loop without a parse, to calibrate: no call into any implementation.
+        (MODE_EMPTY, _) => Ok(0),
         _ => return Err(EINVAL),
     };
     Ok(match result {
@@ -249,14 +287,15 @@ fn bench(ptr: usize) -> Result<isize> {
         return Err(EPERM);
     }
     let mut arg = Arg::<48>::read(ptr, 20)?;
-    let c_reference = match arg.u32_at(4) {
-        0 => false,
-        FLAG_C_REFERENCE => true,
+    let implementation = match arg.u32_at(4) {
+        0 => Implementation::Rust,
+        FLAG_C_REFERENCE => Implementation::C,
+        FLAG_UNCACHED => Implementation::RustUncached,
         _ => return Err(EINVAL),
     };
     let mode = arg.u32_at(12);
     let iterations = arg.u32_at(16);
-    if mode > MODE_MEMORY || iterations == 0 || iterations > MAX_ITERATIONS {
+    if mode > MODE_EMPTY || iterations == 0 || iterations > MAX_ITERATIONS {
         return Err(EINVAL);
     }
     let file = readable_file(arg.u32_at(8))?;
@@ -282,7 +321,7 @@ fn bench(ptr: usize) -> Result<isize> {
         let batch = (iterations - done).min(BATCH);
         let start = Ktime::ktime_get();
         for _ in 0..batch {
-            result = bench_once(&file, mode, c_reference, &notes)?;
+            result = bench_once(&file, mode, implementation, &notes)?;
         }
         elapsed += (Ktime::ktime_get() - start).to_ns();
         done += batch;

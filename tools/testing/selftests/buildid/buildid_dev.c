@@ -195,6 +195,18 @@ TEST_F(dev, vma_query_self)
 	q.pid = getpid();
 	ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
 	EXPECT_TRUE(build_id_equal(&self->lib_id, q.build_id, q.build_id_size));
+	/* Each implementation, in both modes; two at once is no choice. */
+	for (q.flags = 0; q.flags < 6; q.flags++) {
+		memset(q.build_id, 0, sizeof(q.build_id));
+		ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_VMA, &q)) TH_LOG("flags %u", q.flags);
+		EXPECT_TRUE(build_id_equal(&self->lib_id, q.build_id, q.build_id_size))
+			TH_LOG("flags %u", q.flags);
+	}
+	q.flags = BUILDID_VMA_UNCACHED | BUILDID_VMA_C_REFERENCE;
+	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	q.flags = 8;
+	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	q.flags = BUILDID_SLEEPABLE;
 	dlclose(handle);
 
 	/* Anonymous memory, and no mapping at all. */
@@ -260,6 +272,7 @@ static int bench_as_nobody(int dev, void *arg)
 
 TEST_F(dev, bench)
 {
+	static const uint32_t impls[] = { 0, BUILDID_C_REFERENCE, BUILDID_UNCACHED };
 	struct buildid_bench b = { .size = sizeof(b), .iterations = 100 };
 	unsigned int mode, impl;
 	long note;
@@ -271,9 +284,9 @@ TEST_F(dev, bench)
 	b.offset = note;
 	b.length = 36;
 
-	for (impl = 0; impl < 2; impl++) {
+	for (impl = 0; impl < ARRAY_SIZE(impls); impl++) {
 		for (mode = 0; mode < 3; mode++) {
-			b.flags = impl ? BUILDID_C_REFERENCE : 0;
+			b.flags = impls[impl];
 			b.mode = mode;
 			b.total_ns = 0;
 			ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b))
@@ -283,7 +296,11 @@ TEST_F(dev, bench)
 		}
 	}
 	b.flags = 0;
-	b.mode = 3;
+	b.mode = BUILDID_BENCH_EMPTY;
+	b.result = -1;
+	EXPECT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
+	EXPECT_EQ(0, b.result);
+	b.mode = BUILDID_BENCH_EMPTY + 1;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
 	b.mode = 0;
 	b.iterations = 0;
@@ -291,7 +308,7 @@ TEST_F(dev, bench)
 	b.iterations = 100000000;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
 	b.iterations = 1;
-	b.flags = 2;
+	b.flags = BUILDID_C_REFERENCE | BUILDID_UNCACHED;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
 	b.flags = 0;
 	b.mode = 2;

@@ -50,12 +50,17 @@ struct buildid_bench {
 
 /* flags of the file and VMA queries */
 #define BUILDID_SLEEPABLE	1
-/* flags and modes of the benchmark */
+/* flags of the VMA query that choose the parser (exclusive) */
+#define BUILDID_VMA_UNCACHED	2
+#define BUILDID_VMA_C_REFERENCE	4
+/* flags (exclusive) and modes of the benchmark */
 #define BUILDID_C_REFERENCE	1
+#define BUILDID_UNCACHED	2	/* the Rust parser without the build ID cache */
 enum buildid_bench_mode {
 	BUILDID_BENCH_NOFAULT,
 	BUILDID_BENCH_SLEEPABLE,
 	BUILDID_BENCH_MEMORY,
+	BUILDID_BENCH_EMPTY,	/* no parse: the loop's own cost */
 };
 
 #endif
