@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -43,9 +45,8 @@ FIXTURE(stack) {
 	char exe[PATH_MAX];
 	struct build_id exe_id;
 	char dir[PATH_MAX];
-	/* The build ID cache switch before the test changed it, if it did. */
-	bool cache_switched;
-	int cache_was;
+	char tmpfs[PATH_MAX + 8];
+	struct cache_switch cache;
 };
 
 static int read_data(struct _test_data_stack *self)
@@ -94,12 +95,14 @@ FIXTURE_SETUP(stack)
 	ASSERT_EQ(sizeof(struct stack_test_data), bpf_map__value_size(self->data_map));
 	ASSERT_EQ(0, reset_data(self));
 	self->nr_links = 0;
+	self->tmpfs[0] = '\0';
 }
 
 FIXTURE_TEARDOWN(stack)
 {
-	if (self->cache_switched)
-		buildid_cache_set(self->cache_was);
+	cache_switch_restore(&self->cache);
+	if (self->tmpfs[0])
+		umount2(self->tmpfs, MNT_DETACH);
 	while (self->nr_links)
 		bpf_link__destroy(self->links[--self->nr_links]);
 	bpf_object__close(self->obj);
@@ -230,17 +233,28 @@ TEST_F(stack, stackid_map)
 		     file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
 }
 
-static void switch_cache(struct __test_metadata *_metadata, struct _test_data_stack *self,
-			 bool on)
+/*
+ * A copy of libbuildid_sha1.so at @path, loaded: its build ID in @id and
+ * its probe function in @probe.  NULL if any step failed.
+ */
+static void *load_probe_lib(struct __test_metadata *_metadata, const char *path,
+			    struct build_id *id, void (**probe)(void))
 {
-	int was = buildid_cache_set(on);
+	void *handle;
 
-	if (was == -ENOENT && !on)
-		return;
-	ASSERT_LE(0, was) TH_LOG("cannot switch the build ID cache: %s", strerror(-was));
-	if (!self->cache_switched)
-		self->cache_was = was;
-	self->cache_switched = true;
+	if (copy_file(test_file("libbuildid_sha1.so"), path) || elf_build_id_from_sections(path, id))
+		return NULL;
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		TH_LOG("dlopen %s: %s", path, dlerror());
+		return NULL;
+	}
+	*probe = (void (*)(void))dlsym(handle, "buildid_lib_probe");
+	if (!*probe) {
+		dlclose(handle);
+		return NULL;
+	}
+	return handle;
 }
 
 /*
@@ -260,14 +274,10 @@ static void evicted_library(struct __test_metadata *_metadata, struct _test_data
 	struct build_id lib_id;
 	void *handle;
 
-	switch_cache(_metadata, self, cache);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, cache));
 	snprintf(path, sizeof(path), "%s/evicted_%d.so", dir, sleepable);
-	ASSERT_EQ(0, copy_file(test_file("libbuildid_sha1.so"), path));
-	ASSERT_EQ(0, elf_build_id_from_sections(path, &lib_id));
-	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	ASSERT_NE(NULL, handle) TH_LOG("dlopen %s: %s", path, dlerror());
-	probe = (void (*)(void))dlsym(handle, "buildid_lib_probe");
-	ASSERT_NE(NULL, probe);
+	handle = load_probe_lib(_metadata, path, &lib_id, &probe);
+	ASSERT_NE(NULL, handle);
 	ASSERT_EQ(0, attach_probe(self, prog, path, "buildid_lib_probe"));
 	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
 
@@ -318,6 +328,61 @@ TEST_F(stack, uprobe_evicted_nofault_cached)
 TEST_F(stack, uprobe_evicted_sleepable_cached)
 {
 	evicted_library(_metadata, self, self->dir, true, false, true);
+}
+
+/*
+ * Both helpers, nofault and sleepable, in one call of a library on
+ * @fstype with the cache on: the mmap() of the library filled the cache,
+ * lookups answer the frames, and the library's frame has the ID in the file.
+ */
+static void cached_library(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			   const char *dir, const char *fstype)
+{
+	char path[PATH_MAX + 32], type[32];
+	struct build_id lib_id;
+	void (*probe)(void);
+	unsigned int sleepable;
+	void *handle;
+	long hits;
+
+	ASSERT_EQ(0, fs_type_of(dir, type, sizeof(type)));
+	ASSERT_STREQ(fstype, type) TH_LOG("%s", dir);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	snprintf(path, sizeof(path), "%s/cached_lib.so", dir);
+	handle = load_probe_lib(_metadata, path, &lib_id, &probe);
+	ASSERT_NE(NULL, handle);
+	ASSERT_EQ(0, attach_probe(self, "uprobe_stack", path, "buildid_lib_probe"));
+	ASSERT_EQ(0, attach_probe(self, "uprobe_stack_sleepable", path, "buildid_lib_probe"));
+
+	hits = buildid_cache_stat("hits");
+	ASSERT_LE(0, hits);
+	call_probe(probe);
+	EXPECT_LE(hits + 2, buildid_cache_stat("hits"));
+	ASSERT_EQ(0, read_data(self));
+	for (sleepable = 0; sleepable < 2; sleepable++) {
+		const struct stack_result *res = sleepable ? &self->data.uprobe_sleepable :
+							     &self->data.uprobe;
+
+		ASSERT_EQ(1, res->hits);
+		expect_result_frame(_metadata, sleepable ? "sleepable" : "nofault", res, 0,
+				    &lib_id, file_offset_of(probe) + PROBE_BODY_OFFSET);
+	}
+	detach_all(self);
+	dlclose(handle);
+	unlink(path);
+}
+
+TEST_F(stack, uprobe_cached_library_9p)
+{
+	cached_library(_metadata, self, self_dir(), "9p");
+}
+
+TEST_F(stack, uprobe_cached_library_tmpfs)
+{
+	snprintf(self->tmpfs, sizeof(self->tmpfs), "%s/tmpfs", self->dir);
+	ASSERT_EQ(0, mkdir(self->tmpfs, 0755));
+	ASSERT_EQ(0, mount("tmpfs", self->tmpfs, "tmpfs", 0, "size=1m"));
+	cached_library(_metadata, self, self->tmpfs, "tmpfs");
 }
 
 static int lockdep_debug_locks(void)

@@ -18,8 +18,11 @@
 #include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/btf.h>
+#include <linux/perf_event.h>
 
 #include "buildid_util.h"
 
@@ -652,41 +655,211 @@ int check_rust_buildid_serves(char *why, size_t len)
 	return 0;
 }
 
-#define BUILDID_CACHE_SWITCH "/proc/sys/kernel/buildid_cache/enabled"
-
-int buildid_cache_set(int on)
+/* Writes @value to the sysctl file @path; its old value, or -errno. */
+static long sysctl_swap(const char *path, long value)
 {
-	char buf[8] = {};
-	int fd, old;
+	char buf[32] = {}, *end;
+	long old;
+	int fd, n;
 
-	fd = open(BUILDID_CACHE_SWITCH, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	errno = 0;
-	if (read(fd, buf, sizeof(buf) - 1) <= 0 || (buf[0] != '0' && buf[0] != '1') ||
-	    pwrite(fd, on ? "1\n" : "0\n", 2, 0) != 2) {
-		old = errno ? -errno : -EIO;
-		close(fd);
-		return old;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0)
+		goto fail;
+	old = strtol(buf, &end, 10);
+	if (end == buf || old < 0 || *end != '\n') {
+		errno = EBADMSG;
+		goto fail;
 	}
+	n = snprintf(buf, sizeof(buf), "%ld\n", value);
+	if (pwrite(fd, buf, n, 0) != n)
+		goto fail;
 	close(fd);
-	return buf[0] - '0';
+	return old;
+fail:
+	old = errno ? -errno : -EIO;
+	close(fd);
+	return old;
+}
+
+int buildid_cache_set(int on)
+{
+	return sysctl_swap("/proc/sys/kernel/buildid_cache/enabled", !!on);
+}
+
+long buildid_cache_set_max_entries(long max)
+{
+	return sysctl_swap("/proc/sys/kernel/buildid_cache/max_entries", max);
+}
+
+int cache_switch_set(struct cache_switch *s, int on)
+{
+	int was = buildid_cache_set(on);
+
+	if (was == -ENOENT && !on)
+		return 0;
+	if (was < 0)
+		return was;
+	if (!s->switched)
+		s->was = was;
+	s->switched = true;
+	return 0;
+}
+
+void cache_switch_restore(struct cache_switch *s)
+{
+	if (s->switched)
+		buildid_cache_set(s->was);
+	s->switched = false;
+}
+
+/* A file of the cache's debugfs directory, mounting debugfs if needed. */
+static int open_cache_debugfs(const char *name, int flags)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/buildid_cache/%s", name);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT &&
+	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
+		fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+long buildid_cache_stat(const char *name)
+{
+	char buf[1024], *p;
+	size_t len = strlen(name);
+	ssize_t n;
+	int fd = open_cache_debugfs("stats", O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n ? -errno : -EIO;
+	buf[n] = '\0';
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return strtol(p + len + 1, NULL, 10);
+	return -ENOENT;
 }
 
 int buildid_cache_drain(void)
 {
-	const char *drain = "/sys/kernel/debug/buildid_cache/drain";
-	int fd = open(drain, O_WRONLY | O_CLOEXEC);
+	int fd = open_cache_debugfs("drain", O_WRONLY);
 
-	if (fd < 0 && errno == ENOENT &&
-	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
-		fd = open(drain, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (write(fd, "1", 1) != 1) {
 		close(fd);
 		return -EIO;
 	}
 	close(fd);
 	return 0;
+}
+
+/* PERF_RECORD_MMAP2 as the kernel writes it with attr.build_id set. */
+struct mmap2_record {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint8_t build_id_size, reserved1;
+	uint16_t reserved2;
+	uint8_t build_id[BUILD_ID_MAX];
+	uint32_t prot, flags;
+	char filename[];
+};
+
+int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg)
+{
+	enum { DATA_PAGES = 256 };
+	struct perf_event_attr attr = {
+		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY, .disabled = 1, .enable_on_exec = 1,
+		.mmap = 1, .mmap2 = 1, .build_id = 1,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	size_t ring_len = (DATA_PAGES + 1) * page;
+	struct perf_event_mmap_page *meta;
+	int go[2], fd, status, err = 0;
+	uint64_t head, off;
+	unsigned char *data;
+	void *ring;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	if (!pid) {
+		char c;
+
+		/* Exec only once the event is there, so that it sees every mapping. */
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1)
+			execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	ring = fd < 0 ? MAP_FAILED : mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		err = -errno;
+		close(go[1]);
+		waitpid(pid, &status, 0);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	if (write(go[1], "x", 1) != 1)
+		err = -errno;
+	close(go[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		err = -errno;
+	else if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		err = -ECHILD;
+
+	meta = ring;
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	data = (unsigned char *)ring + meta->data_offset;
+	/* The ring never wrapped: every record is whole and in order. */
+	if (!err && head > meta->data_size)
+		err = -ENOSPC;
+	for (off = 0; !err && off + sizeof(struct perf_event_header) <= head;) {
+		const struct perf_event_header *h = (const void *)(data + off);
+		const struct mmap2_record *r = (const void *)h;
+
+		if (h->size < sizeof(*h) || off + h->size > head) {
+			err = -EBADMSG;
+			break;
+		}
+		if (h->type == PERF_RECORD_LOST)
+			err = -ENOSPC;
+		else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(*r) &&
+			 (r->prot & PROT_EXEC) && r->filename[0] == '/' &&
+			 memchr(r->filename, '\0', h->size - sizeof(*r))) {
+			bool has_id = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
+			unsigned int size = has_id ? r->build_id_size : 0;
+
+			if (size > BUILD_ID_MAX) {
+				err = -EBADMSG;
+				break;
+			}
+			fn(arg, r->filename, r->addr, r->build_id, size);
+		}
+		off += h->size;
+	}
+	munmap(ring, ring_len);
+	close(fd);
+	return err;
 }

@@ -95,7 +95,35 @@ int check_rust_buildid_serves(char *why, size_t len);
  * CONFIG_BUILDID_CACHE).  Turning it off empties the cache.
  */
 int buildid_cache_set(int on);
+/* The same for the size limit (kernel.buildid_cache.max_entries). */
+long buildid_cache_set_max_entries(long max);
+/*
+ * A test's changes of the switch: the first old value, to put back at the
+ * end.  Tests of the reader turn the cache off, since a cached answer would
+ * not read the file.
+ */
+struct cache_switch {
+	bool switched;
+	int was;
+};
+/* buildid_cache_set() that remembers; 0 or -errno (off without the cache is 0). */
+int cache_switch_set(struct cache_switch *s, int on);
+void cache_switch_restore(struct cache_switch *s);
 /* Waits for the cache's queued fills, which hold file references. */
 int buildid_cache_drain(void);
+/* A counter of /sys/kernel/debug/buildid_cache/stats ("hits", ...), or -errno. */
+long buildid_cache_stat(const char *name);
+
+/*
+ * What perf record --buildid-mmap records: runs @argv (PATH searched) under
+ * a perf event with attr.mmap2 and attr.build_id, enabled at its exec, and
+ * calls @fn for each PERF_RECORD_MMAP2 of an executable file mapping, with
+ * the build ID the kernel put in it (@size 0: none).  0, or -errno: the
+ * event could not be opened, the command failed (-ECHILD), records were
+ * lost (-ENOSPC) or malformed (-EBADMSG).
+ */
+typedef void (*exec_mapping_fn)(void *arg, const char *path, uint64_t addr,
+				const unsigned char *build_id, unsigned int size);
+int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg);
 
 #endif

@@ -4,13 +4,16 @@
  * mapping into its PERF_RECORD_MMAP2 record, with the nofault entry point.
  * The target maps libraries after it has started, while perf records; each
  * record must carry the build ID found in the file.  Uses perf from $PERF
- * or PATH.
+ * or PATH, and the same event opened directly for the build ID cache's
+ * cases.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -18,6 +21,12 @@
 
 static const char * const libs[] = {
 	"libbuildid_sha1.so", "libbuildid_md5.so", "libbuildid_fast.so",
+};
+
+/* For the cache's cases, also a library whose note is on a later page. */
+static const char * const cached_libs[] = {
+	"libbuildid_sha1.so", "libbuildid_md5.so", "libbuildid_fast.so",
+	"libbuildid_far_note.so",
 };
 
 static const char *perf_binary(void)
@@ -82,13 +91,23 @@ static FILE *capture(const char *cmd)
 }
 
 /*
- * No state: a fixture only for TEST_F_TIMEOUT.  perf record alone takes
- * 14 s on the debug test kernel under TCG, and with perf script the case
- * ran past the harness' 30 s default.
+ * A fixture for TEST_F_TIMEOUT: perf record alone takes 14 s on the debug
+ * test kernel under TCG, and with perf script the case ran past the
+ * harness' 30 s default.
  */
-FIXTURE(perf) {};
+FIXTURE(perf) {
+	struct cache_switch cache;
+	char tmpfs[PATH_MAX];
+};
+
 FIXTURE_SETUP(perf) {}
-FIXTURE_TEARDOWN(perf) {}
+
+FIXTURE_TEARDOWN(perf)
+{
+	cache_switch_restore(&self->cache);
+	if (self->tmpfs[0] && (umount2(self->tmpfs, MNT_DETACH) || rmdir(self->tmpfs)))
+		TH_LOG("could not remove %s", self->tmpfs);
+}
 
 TEST_F_TIMEOUT(perf, mmap2_records_carry_build_ids, 300)
 {
@@ -134,6 +153,133 @@ TEST_F_TIMEOUT(perf, mmap2_records_carry_build_ids, 300)
 	fclose(script);
 	if (remove_tree(work))
 		TH_LOG("could not remove %s", work);
+}
+
+struct lib_records {
+	const char *paths[ARRAY_SIZE(cached_libs)];
+	unsigned int records[ARRAY_SIZE(cached_libs)];
+	struct build_id got[ARRAY_SIZE(cached_libs)];
+};
+
+static void note_lib_record(void *arg, const char *path, uint64_t addr,
+			    const unsigned char *id, unsigned int size)
+{
+	struct lib_records *r = arg;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cached_libs); i++) {
+		if (strcmp(path, r->paths[i]))
+			continue;
+		r->records[i]++;
+		r->got[i].size = size;
+		memcpy(r->got[i].data, id, size);
+	}
+}
+
+/*
+ * With the build ID cache on, buildid_perf_target maps the libraries in
+ * @dir (on @fstype) twice under a perf event with build IDs: the first run
+ * fills the cache when it maps them, the second runs after their pages were
+ * evicted (where the file system can drop them) and gets its IDs from the
+ * cache.  Every record of both runs must carry the ID that the file's
+ * section headers give, and on ext4 and tmpfs the second run must not have
+ * needed a fill.
+ */
+static void expect_cached_records(struct __test_metadata *_metadata,
+				  struct _test_data_perf *self, const char *dir,
+				  const char *fstype)
+{
+	char paths[ARRAY_SIZE(cached_libs)][PATH_MAX + 32], type[32], got[48], want_hex[48];
+	char *argv[ARRAY_SIZE(cached_libs) + 2] = {}, target[PATH_MAX];
+	struct build_id want[ARRAY_SIZE(cached_libs)];
+	struct lib_records r = {};
+	long hits = 0, fills = 0, now;
+	unsigned int i, run;
+
+	ASSERT_EQ(0, fs_type_of(dir, type, sizeof(type)));
+	ASSERT_STREQ(fstype, type) TH_LOG("%s", dir);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	/* The program too, so that every file of the test is on @fstype. */
+	snprintf(target, sizeof(target), "%s/buildid_perf_target", dir);
+	if (strcmp(target, test_file("buildid_perf_target")))
+		ASSERT_EQ(0, copy_file(test_file("buildid_perf_target"), target));
+	argv[0] = target;
+	for (i = 0; i < ARRAY_SIZE(cached_libs); i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/%s", dir, cached_libs[i]);
+		if (strcmp(paths[i], test_file(cached_libs[i])))
+			ASSERT_EQ(0, copy_file(test_file(cached_libs[i]), paths[i]));
+		ASSERT_EQ(0, elf_build_id_from_sections(paths[i], &want[i]));
+		r.paths[i] = argv[i + 1] = paths[i];
+	}
+
+	for (run = 0; run < 2; run++) {
+		memset(r.records, 0, sizeof(r.records));
+		if (run) {
+			/* ext4 can drop them; tmpfs pages are the data itself. */
+			ASSERT_EQ(0, buildid_cache_drain());
+			for (i = 0; i < ARRAY_SIZE(cached_libs); i++) {
+				bool evicted = evict_file(paths[i], 0);
+
+				if (!strcmp(fstype, "ext4"))
+					EXPECT_TRUE(evicted) TH_LOG("%s: header page", paths[i]);
+			}
+			hits = buildid_cache_stat("hits");
+			fills = buildid_cache_stat("fills");
+			ASSERT_LE(0, hits);
+			ASSERT_LE(0, fills);
+		}
+		ASSERT_EQ(0, perf_exec_mappings(argv, note_lib_record, &r));
+		for (i = 0; i < ARRAY_SIZE(cached_libs); i++) {
+			build_id_hex(&want[i], want_hex, sizeof(want_hex));
+			build_id_hex(&r.got[i], got, sizeof(got));
+			EXPECT_EQ(1, r.records[i]) TH_LOG("run %u: %s", run, paths[i]);
+			EXPECT_TRUE(build_id_equal(&want[i], r.got[i].data, r.got[i].size))
+				TH_LOG("run %u: %s: MMAP2 has '%s', the file %s", run, paths[i],
+				       got, want_hex);
+		}
+	}
+	/* The second run's IDs came from the cache: perf looked each library up. */
+	now = buildid_cache_stat("hits");
+	EXPECT_LE(hits + (long)ARRAY_SIZE(cached_libs), now) TH_LOG("hits %ld, then %ld", hits, now);
+	now = buildid_cache_stat("fills");
+	if (strcmp(fstype, "9p")) {
+		/* ... and the entries of the first run were still there. */
+		EXPECT_EQ(fills, now) TH_LOG("the second run's mmap() filled the cache");
+	} else {
+		/*
+		 * 9p without a cache gives a file a new inode whenever nothing
+		 * holds the old one, and the old inode took its entry along:
+		 * the second run's mmap() filled the cache again.
+		 */
+		EXPECT_LE(fills + (long)ARRAY_SIZE(cached_libs), now);
+	}
+	ASSERT_EQ(0, buildid_cache_drain());
+	if (strcmp(dir, self_dir())) {
+		for (i = 0; i < ARRAY_SIZE(cached_libs); i++)
+			unlink(paths[i]);
+		unlink(target);
+	}
+}
+
+TEST_F_TIMEOUT(perf, cached_mmap2_records_9p, 120)
+{
+	expect_cached_records(_metadata, self, self_dir(), "9p");
+}
+
+TEST_F_TIMEOUT(perf, cached_mmap2_records_ext4, 120)
+{
+	expect_cached_records(_metadata, self, scratch_dir(), "ext4");
+}
+
+TEST_F_TIMEOUT(perf, cached_mmap2_records_tmpfs, 120)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/tmpfs.XXXXXX", scratch_dir());
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, mount("tmpfs", dir, "tmpfs", 0, NULL));
+	snprintf(self->tmpfs, sizeof(self->tmpfs), "%s", dir);
+	expect_cached_records(_metadata, self, dir, "tmpfs");
 }
 
 TEST_HARNESS_MAIN

@@ -30,9 +30,8 @@ FIXTURE(procmap) {
 	int maps_fd;
 	char dir[PATH_MAX];
 	char huge_dir[PATH_MAX + 8];
-	/* The build ID cache switch before the test changed it, if it did. */
-	bool cache_switched;
-	int cache_was;
+	struct cache_switch cache;
+	long max_entries_was;	/* 0: the test did not change the limit */
 };
 
 FIXTURE_SETUP(procmap)
@@ -40,14 +39,16 @@ FIXTURE_SETUP(procmap)
 	snprintf(self->dir, sizeof(self->dir), "%s/procmap.XXXXXX", scratch_dir());
 	ASSERT_NE(NULL, mkdtemp(self->dir)) TH_LOG("mkdtemp in %s: %m", scratch_dir());
 	self->huge_dir[0] = '\0';
+	self->max_entries_was = 0;
 	self->maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->maps_fd);
 }
 
 FIXTURE_TEARDOWN(procmap)
 {
-	if (self->cache_switched)
-		buildid_cache_set(self->cache_was);
+	if (self->max_entries_was > 0)
+		buildid_cache_set_max_entries(self->max_entries_was);
+	cache_switch_restore(&self->cache);
 	if (self->huge_dir[0])
 		umount2(self->huge_dir, MNT_DETACH);
 	close(self->maps_fd);
@@ -87,23 +88,6 @@ static void expect_build_id(struct __test_metadata *_metadata, int maps_fd,
 	EXPECT_TRUE(build_id_equal(want, got, q.build_id_size))
 		TH_LOG("got %s (%u bytes), want %s (%u bytes)", got_hex, q.build_id_size,
 		       want_hex, want->size);
-}
-
-/*
- * Switches the build ID cache on or off for the rest of the test.  Tests of
- * the reader turn it off: a cached answer would not read the file.
- */
-static void switch_cache(struct __test_metadata *_metadata, struct _test_data_procmap *self,
-			 bool on)
-{
-	int was = buildid_cache_set(on);
-
-	if (was == -ENOENT && !on)
-		return;
-	ASSERT_LE(0, was) TH_LOG("cannot switch the build ID cache: %s", strerror(-was));
-	if (!self->cache_switched)
-		self->cache_was = was;
-	self->cache_switched = true;
 }
 
 static void *map_file(const char *path, size_t *len)
@@ -212,7 +196,7 @@ TEST_F(procmap, note_beyond_first_page)
 	 * twice (end of the R segment, start of R+X) and a page mapped
 	 * twice cannot be paged out by one process.
 	 */
-	switch_cache(_metadata, self, false);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, false));
 	ASSERT_EQ(0, copy_file(src, copy));
 	map = map_file(copy, &len);
 	ASSERT_NE(MAP_FAILED, map);
@@ -553,7 +537,7 @@ TEST_F(procmap, evicted_data)
 	size_t len;
 	void *map;
 
-	switch_cache(_metadata, self, false);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, false));
 	ASSERT_EQ(0, copy_file(test_file("libbuildid_sha1.so"), path));
 	ASSERT_EQ(0, elf_build_id_from_sections(path, &want));
 	map = map_file(path, &len);
@@ -704,7 +688,7 @@ TEST_F(procmap, cache_survives_eviction)
 	struct build_id id;
 	void *map;
 
-	switch_cache(_metadata, self, true);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
 	map = map_exec(_metadata, path, 0x31, &id);
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
@@ -720,7 +704,7 @@ TEST_F(procmap, cache_content_changes)
 	struct build_id id, old_id, new_id;
 	void *map, *map2;
 
-	switch_cache(_metadata, self, true);
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
 	map = map_exec(_metadata, path, 0x41, &old_id);
 	ASSERT_NE(MAP_FAILED, map);
 	expect_build_id(_metadata, self->maps_fd, map, &old_id);
@@ -751,6 +735,13 @@ TEST_F(procmap, cache_content_changes)
 	munmap(map, PAGE);
 }
 
+static void mount_tmpfs(struct __test_metadata *_metadata, struct _test_data_procmap *self)
+{
+	snprintf(self->huge_dir, sizeof(self->huge_dir), "%s/tmpfs", self->dir);
+	ASSERT_EQ(0, mkdir(self->huge_dir, 0755));
+	ASSERT_EQ(0, mount("tmpfs", self->huge_dir, "tmpfs", 0, "size=1m"));
+}
+
 /* A write through a shared mapping, on tmpfs, which updates no timestamp. */
 TEST_F(procmap, cache_shared_mapping_write)
 {
@@ -760,10 +751,8 @@ TEST_F(procmap, cache_shared_mapping_write)
 	void *map;
 	int fd;
 
-	switch_cache(_metadata, self, true);
-	snprintf(self->huge_dir, sizeof(self->huge_dir), "%s/tmpfs", self->dir);
-	ASSERT_EQ(0, mkdir(self->huge_dir, 0755));
-	ASSERT_EQ(0, mount("tmpfs", self->huge_dir, "tmpfs", 0, "size=1m"));
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	mount_tmpfs(_metadata, self);
 	path = path_in(self->huge_dir, "shared.so");
 	map = map_exec(_metadata, path, 0x51, &id);
 	ASSERT_NE(MAP_FAILED, map);
@@ -782,6 +771,151 @@ TEST_F(procmap, cache_shared_mapping_write)
 	/* Write access is gone, the ID stays the new one. */
 	expect_build_id(_metadata, self->maps_fd, map, &want);
 	munmap(map, PAGE);
+}
+
+static long cache_stat(struct __test_metadata *_metadata, const char *name)
+{
+	long v = buildid_cache_stat(name);
+
+	EXPECT_LE(0, v) TH_LOG("buildid_cache stats: %s: %s", name, strerror(-v));
+	return v;
+}
+
+/*
+ * Maps @nr files named @prefix%u in @dir with IDs from @seed on, checks each
+ * answer (which fills the cache) and unmaps them again.
+ */
+static void fill_files(struct __test_metadata *_metadata, struct _test_data_procmap *self,
+		       const char *dir, const char *prefix, unsigned int nr, uint8_t seed)
+{
+	char name[64];
+	struct build_id id;
+	unsigned int i;
+	void *map;
+
+	for (i = 0; i < nr; i++) {
+		snprintf(name, sizeof(name), "%s%u.so", prefix, i);
+		map = map_exec(_metadata, path_in(dir, name), seed + i, &id);
+		ASSERT_NE(MAP_FAILED, map);
+		expect_build_id(_metadata, self->maps_fd, map, &id);
+		munmap(map, PAGE);
+	}
+}
+
+static void drop_all_caches(struct __test_metadata *_metadata)
+{
+	int fd;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, write(fd, "3", 1));
+	close(fd);
+}
+
+/*
+ * An entry leaves with its inode: unlink, drop_caches and unmount each
+ * evict the inodes whose build IDs were cached, and each eviction drops
+ * the entry.  kmemleak, read after the run, reports an entry that was
+ * taken out of the table and never freed.
+ */
+TEST_F(procmap, cache_eviction)
+{
+	enum { FILES = 8 };
+	static const char * const ways[] = { "unlink", "drop_caches", "umount" };
+	unsigned int way, i;
+	char name[64];
+	long evictions;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	mount_tmpfs(_metadata, self);
+	for (way = 0; way < ARRAY_SIZE(ways); way++) {
+		const char *dir = way == 2 ? self->huge_dir : self->dir;
+		char prefix[16];
+
+		snprintf(prefix, sizeof(prefix), "evict%u-", way);
+		fill_files(_metadata, self, dir, prefix, FILES, 0x60 + FILES * way);
+		ASSERT_EQ(0, buildid_cache_drain());
+		evictions = cache_stat(_metadata, "evictions");
+		switch (way) {
+		case 0:
+			for (i = 0; i < FILES; i++) {
+				snprintf(name, sizeof(name), "%s%u.so", prefix, i);
+				ASSERT_EQ(0, unlink(path_in(dir, name)));
+			}
+			break;
+		case 1:
+			drop_all_caches(_metadata);
+			break;
+		case 2:
+			ASSERT_EQ(0, umount2(self->huge_dir, 0));
+			self->huge_dir[0] = '\0';
+			break;
+		}
+		EXPECT_LE(evictions + FILES, cache_stat(_metadata, "evictions"))
+			TH_LOG("%s left entries of evicted inodes", ways[way]);
+	}
+}
+
+/*
+ * A freed inode's memory is soon another inode.  Files written first, then
+ * read back from disk after drop_caches (so that no open for write
+ * invalidates anything), are mapped, queried and unlinked in turn, each
+ * with its own build ID and the same size: none may get an earlier file's
+ * ID, whose entry only the inode's eviction removes.
+ */
+TEST_F(procmap, cache_inode_reuse)
+{
+	enum { FILES = 64 };
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	char name[32];
+	unsigned int i;
+	void *map;
+	int fd;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	for (i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "reuse%u.so", i);
+		build_id_pattern(&c.id, 20, 0x80 + i);
+		ASSERT_EQ(0, elf_craft_file(path_in(self->dir, name), &c));
+	}
+	drop_all_caches(_metadata);
+	for (i = 0; i < FILES; i++) {
+		const char *path;
+
+		snprintf(name, sizeof(name), "reuse%u.so", i);
+		path = path_in(self->dir, name);
+		build_id_pattern(&c.id, 20, 0x80 + i);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		map = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		close(fd);
+		ASSERT_NE(MAP_FAILED, map);
+		expect_build_id(_metadata, self->maps_fd, map, &c.id);
+		munmap(map, PAGE);
+		ASSERT_EQ(0, unlink(path));
+	}
+}
+
+/* More files than the cache may hold: it stays within its limit, answers stay right. */
+TEST_F(procmap, cache_limit)
+{
+	enum { LIMIT = 16, FILES = 48 };
+	long replaced, entries;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	self->max_entries_was = buildid_cache_set_max_entries(LIMIT);
+	ASSERT_LT(0, self->max_entries_was);
+	replaced = cache_stat(_metadata, "replacements");
+	fill_files(_metadata, self, self->dir, "limit", FILES, 0x10);
+	ASSERT_EQ(0, buildid_cache_drain());
+	entries = cache_stat(_metadata, "entries");
+	EXPECT_LT(0, entries);
+	EXPECT_GE(LIMIT, entries);
+	EXPECT_LE(replaced + FILES - LIMIT, cache_stat(_metadata, "replacements"));
+	/* The first files were replaced: asked again, they are parsed again. */
+	fill_files(_metadata, self, self->dir, "limit", FILES, 0x10);
+	EXPECT_GE(LIMIT, cache_stat(_metadata, "entries"));
 }
 
 TEST_HARNESS_MAIN
