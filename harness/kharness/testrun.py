@@ -800,6 +800,12 @@ sides measured alternately in the same boot.
   `lib/buildid.c` built as `build_id_ref_*()` (`CONFIG_BUILDID_C_REFERENCE`).
   Files live on an ext4 image so that "evicted" can drop the page cache
   before each parse.  "Large binary" is `{large}`.
+- **Three implementations**: the C reference, the Rust parser without the
+  build ID cache, and Rust as the kernel's callers reach it, through the
+  cache (`CONFIG_BUILDID_CACHE`, on by default).  The benchmark ioctl picks
+  one per call; rows whose caller is the kernel itself (perf, exec, mmap,
+  `PROCMAP_QUERY`) compare the cache off (`kernel.buildid_cache.enabled=0`)
+  with on, and say so.
 - **What differs between the implementations**: with cached data the
   sleepable C path calls `__kernel_read()` for every fetch of at most 64
   bytes, where the Rust one copies from the page cache.  Both read the ELF
