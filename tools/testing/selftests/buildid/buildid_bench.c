@@ -542,17 +542,6 @@ static void tally_mapping(void *arg, const char *path, uint64_t addr,
 		snprintf(t->files->path[t->files->nr++], PATH_MAX, "%s", path);
 }
 
-static void drop_all_caches(void)
-{
-	int fd;
-
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "3", 1) != 1)
-		die("/proc/sys/vm/drop_caches");
-	close(fd);
-}
-
 static char *const perf_python[] = {
 	"python3", "-c", "import ssl, sqlite3, ctypes, decimal, json", NULL,
 };
@@ -563,7 +552,11 @@ static void perf_mmap2(int cache_on, struct mmap2_tally *t)
 	int err;
 
 	cache_switch(cache_on);
-	drop_all_caches();
+	err = drop_all_caches();
+	if (err) {
+		errno = -err;
+		die("/proc/sys/vm/drop_caches");
+	}
 	err = perf_exec_mappings(perf_python, tally_mapping, t);
 	if (err) {
 		errno = -err;

@@ -486,6 +486,20 @@ const char *scratch_dir(void)
 	return dir && *dir ? dir : self_dir();
 }
 
+int drop_all_caches(void)
+{
+	int fd, err = 0;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "3", 1) != 1)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int fs_type_of(const char *path, char *type, size_t len)
 {
 	char real[PATH_MAX], dir[PATH_MAX], fs[64];

@@ -83,6 +83,9 @@ const char *test_file(const char *name);
 /* Directory for files the test writes; BUILDID_SCRATCH_DIR overrides. */
 const char *scratch_dir(void);
 
+/* sync, then drop clean page cache, dentries and inodes; 0 or -errno. */
+int drop_all_caches(void);
+
 /* File system type (as in /proc/self/mounts) of the mount holding @path. */
 int fs_type_of(const char *path, char *type, size_t len);
 

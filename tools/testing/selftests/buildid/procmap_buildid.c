@@ -802,17 +802,6 @@ static void fill_files(struct __test_metadata *_metadata, struct _test_data_proc
 	}
 }
 
-static void drop_all_caches(struct __test_metadata *_metadata)
-{
-	int fd;
-
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(1, write(fd, "3", 1));
-	close(fd);
-}
-
 /*
  * An entry leaves with its inode: unlink, drop_caches and unmount each
  * evict the inodes whose build IDs were cached, and each eviction drops
@@ -845,7 +834,7 @@ TEST_F(procmap, cache_eviction)
 			}
 			break;
 		case 1:
-			drop_all_caches(_metadata);
+			ASSERT_EQ(0, drop_all_caches());
 			break;
 		case 2:
 			ASSERT_EQ(0, umount2(self->huge_dir, 0));
@@ -879,7 +868,7 @@ TEST_F(procmap, cache_inode_reuse)
 		build_id_pattern(&c.id, 20, 0x80 + i);
 		ASSERT_EQ(0, elf_craft_file(path_in(self->dir, name), &c));
 	}
-	drop_all_caches(_metadata);
+	ASSERT_EQ(0, drop_all_caches());
 	for (i = 0; i < FILES; i++) {
 		const char *path;
 
