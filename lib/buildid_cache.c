@@ -191,8 +191,12 @@ static DEFINE_MUTEX(buildid_cache_config_lock);
 static bool buildid_cache_on = true;
 static unsigned int buildid_cache_max_entries = 4096;
 
-/* Called with buildid_cache_config_lock held. */
-static int buildid_cache_apply(bool on, unsigned int max_entries)
+/*
+ * Called with buildid_cache_config_lock held.  Writing the switch empties
+ * the cache (turning it off must; on again starts afresh); a new limit for
+ * a cache that stays on keeps what fits.
+ */
+static int buildid_cache_apply(bool on, unsigned int max_entries, bool resize)
 {
 	int err;
 
@@ -203,7 +207,7 @@ static int buildid_cache_apply(bool on, unsigned int max_entries)
 	 * Turning off empties the table before the hooks stop, so no entry
 	 * can outlive an inode whose eviction the hooks no longer see.
 	 */
-	err = buildid_cache_configure(on, max_entries);
+	err = buildid_cache_configure(on, max_entries, resize && on && buildid_cache_on);
 	if (!on)
 		static_branch_disable(&buildid_cache_hooks);
 	return err;
@@ -222,7 +226,7 @@ int buildid_cache_set_enabled(bool on)
 	int err;
 
 	mutex_lock(&buildid_cache_config_lock);
-	err = buildid_cache_apply(on, buildid_cache_max_entries);
+	err = buildid_cache_apply(on, buildid_cache_max_entries, false);
 	if (!err)
 		buildid_cache_on = on;
 	mutex_unlock(&buildid_cache_config_lock);
@@ -236,7 +240,8 @@ EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
  * buildid_cache_set_max_entries() - Change the size limit of the build ID cache.
  * @max_entries: the new limit
  *
- * The table is rebuilt for the new size, empty.
+ * The table is rebuilt for the new size; while the cache is on, the
+ * entries that fit move into it, recently used ones first.
  *
  * Return: 0, -EINVAL for a limit out of range, or -ENOMEM.
  */
@@ -247,7 +252,7 @@ int buildid_cache_set_max_entries(unsigned int max_entries)
 	mutex_lock(&buildid_cache_config_lock);
 	if (max_entries >= BUILDID_CACHE_MIN_ENTRIES &&
 	    max_entries <= BUILDID_CACHE_MAX_ENTRIES) {
-		err = buildid_cache_apply(buildid_cache_on, max_entries);
+		err = buildid_cache_apply(buildid_cache_on, max_entries, true);
 		if (!err)
 			buildid_cache_max_entries = max_entries;
 	}
@@ -280,7 +285,7 @@ static int buildid_cache_sysctl(const struct ctl_table *table, int write,
 		err = proc_douintvec_minmax(&t, write, buffer, lenp, ppos);
 	}
 	if (!err && write) {
-		err = buildid_cache_apply(on, max_entries);
+		err = buildid_cache_apply(on, max_entries, table->data != &buildid_cache_on);
 		if (!err) {
 			buildid_cache_on = on;
 			buildid_cache_max_entries = max_entries;
@@ -367,7 +372,7 @@ static int __init buildid_cache_init(void)
 		return -ENOMEM;
 
 	mutex_lock(&buildid_cache_config_lock);
-	err = buildid_cache_apply(buildid_cache_on, buildid_cache_max_entries);
+	err = buildid_cache_apply(buildid_cache_on, buildid_cache_max_entries, false);
 	mutex_unlock(&buildid_cache_config_lock);
 	if (err)
 		return err;

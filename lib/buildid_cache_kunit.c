@@ -231,7 +231,7 @@ static void buildid_cache_limit_holds(struct kunit *test)
 	unsigned int i;
 
 	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(16), 0);
-	KUNIT_EXPECT_EQ(test, buildid_cache_entries(), 0U);
+	KUNIT_EXPECT_LE(test, buildid_cache_entries(), 16U);
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		files[i] = elf_file(test, 100 + i);
 		buildid_cache_fill_file(files[i], false);
@@ -239,6 +239,48 @@ static void buildid_cache_limit_holds(struct kunit *test)
 	}
 	/* The newest entry is always kept. */
 	expect_cached(test, files[ARRAY_SIZE(files) - 1], 100 + ARRAY_SIZE(files) - 1);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(4096), 0);
+}
+
+/*
+ * A new limit keeps the entries that fit: all of them when it grows; when
+ * it shrinks below what is cached, recently used entries first, and every
+ * entry kept still answers with its own ID.
+ */
+static void buildid_cache_resize_keeps_entries(struct kunit *test)
+{
+	struct file *files[24];
+	unsigned int i, kept = 0;
+
+	/* Empty, so that only this test's entries compete for the new table. */
+	buildid_cache_set_enabled(false);
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		files[i] = elf_file(test, 200 + i);
+		buildid_cache_fill_file(files[i], false);
+	}
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(8192), 0);
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		expect_cached(test, files[i], 200 + i);
+
+	/* The lookups above marked every entry; mark four only. */
+	buildid_cache_set_enabled(false);
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		buildid_cache_fill_file(files[i], false);
+	for (i = 0; i < 4; i++)
+		expect_cached(test, files[i], 200 + i);
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(16), 0);
+	KUNIT_EXPECT_LE(test, buildid_cache_entries(), 16U);
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		if (!buildid_cache_has_inode(file_inode(files[i]))) {
+			KUNIT_EXPECT_GE_MSG(test, i, 4U, "recently used entry %u dropped", i);
+			continue;
+		}
+		expect_cached(test, files[i], 200 + i);
+		kept++;
+	}
+	KUNIT_EXPECT_EQ(test, buildid_cache_entries(), kept);
 	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(4096), 0);
 }
 
@@ -394,6 +436,7 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_changed_size_is_a_miss),
 	KUNIT_CASE(buildid_cache_inode_freed),
 	KUNIT_CASE(buildid_cache_limit_holds),
+	KUNIT_CASE(buildid_cache_resize_keeps_entries),
 	KUNIT_CASE(buildid_cache_off_is_empty),
 	KUNIT_CASE(buildid_cache_nmi_lookups),
 	{}

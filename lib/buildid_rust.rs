@@ -236,15 +236,20 @@ pub mod cache_exports {
         cache::forget(inode as usize, why);
     }
 
-    /// Turns the cache on with room for `max_entries` entries, or off; it starts empty.
+    /// Turns the cache on with room for `max_entries` entries, or off; see [`cache::configure`]
+    /// for `keep`.
     ///
     /// # Safety
     ///
     /// Process context; callers serialize.
     #[no_mangle]
-    pub unsafe extern "C" fn buildid_cache_configure(on: bool, max_entries: c_uint) -> c_int {
+    pub unsafe extern "C" fn buildid_cache_configure(
+        on: bool,
+        max_entries: c_uint,
+        keep: bool,
+    ) -> c_int {
         let max_entries = usize::try_from(max_entries).unwrap_or(usize::MAX);
-        let result: Result = cache::configure(on, max_entries);
+        let result: Result = cache::configure(on, max_entries, keep);
         match result {
             Ok(()) => 0,
             Err(e) => e.to_errno(),

@@ -48,7 +48,7 @@ void __buildid_cache_mmap(struct file *file);
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
 void buildid_cache_fill_file(struct file *file, bool deferred);
 void buildid_cache_forget_inode(struct inode *inode, enum buildid_cache_stat why);
-int buildid_cache_configure(bool on, unsigned int max_entries);
+int buildid_cache_configure(bool on, unsigned int max_entries, bool keep);
 unsigned int buildid_cache_entries(void);
 bool buildid_cache_has_inode(const struct inode *inode);
 

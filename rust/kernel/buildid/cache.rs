@@ -225,6 +225,7 @@ pub fn is_on() -> bool {
 }
 
 /// Runs `f` on the entry for `key` of the published table, under the RCU read lock.
+#[inline]
 fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
     let _guard = rcu::read_lock();
     // SAFETY: A published table is freed only after a grace period following its replacement,
@@ -237,6 +238,7 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 /// [`EINVAL`] for a file without one).
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
+#[inline]
 pub fn lookup(file: &File, mode: Mode) -> Option<Result<BuildId>> {
     if !is_on() {
         return None;
@@ -453,10 +455,14 @@ pub fn defer_fill(file: &File) {
     }
 }
 
-/// Turns the cache on with room for `max_entries`, or off; either way it starts empty.
+/// Turns the cache on with room for `max_entries`, or off.
+///
+/// Turning it off empties it. Turning it on starts with an empty table, unless `keep` is set
+/// and it is on already: then the entries move to the new table, as many as the new limit and
+/// the new buckets hold.
 ///
 /// Process context, may sleep; callers serialize (`lib/buildid_cache.c` holds a mutex).
-pub fn configure(on: bool, max_entries: usize) -> Result {
+pub fn configure(on: bool, max_entries: usize, keep: bool) -> Result {
     let lock = match writer() {
         Some(lock) => lock,
         None => {
@@ -474,17 +480,36 @@ pub fn configure(on: bool, max_entries: usize) -> Result {
         }
     };
     let new = if on {
-        KBox::into_raw(Table::new(max_entries)?)
+        Some(Table::new(max_entries)?)
     } else {
-        ptr::null_mut()
+        None
     };
-    let old = {
+    let (old, kept) = {
         let mut w = lock.lock();
-        w.entries = 0;
         w.max_entries = max_entries;
-        ENTRIES.store(0, Ordering::Relaxed);
-        // The new table is empty: nothing to order before publishing it.
-        TABLE.swap(new, Ordering::Release)
+        w.entries = 0;
+        // SAFETY: Tables are replaced and freed only under this lock.
+        let old = unsafe { TABLE.load(Ordering::Relaxed).as_ref() };
+        let kept = match (keep, old, new.as_deref()) {
+            (true, Some(old), Some(new)) => {
+                w.entries = copy_entries(old, new, max_entries);
+                Some(old)
+            }
+            _ => None,
+        };
+        ENTRIES.store(w.entries, Ordering::Relaxed);
+        // The copied entries are complete and were published by the old table already; the
+        // release store orders the new table's slots before its pointer.
+        let old_ptr = TABLE.swap(
+            new.map_or(ptr::null_mut(), KBox::into_raw),
+            Ordering::Release,
+        );
+        if let Some(old) = kept {
+            // SAFETY: The new table was published above, under the writer lock.
+            let new = unsafe { &*TABLE.load(Ordering::Relaxed) };
+            retire_left_behind(old, new);
+        }
+        (old_ptr, kept.is_some())
     };
     if !old.is_null() {
         // Wait for the lookups that may still use the old table and its entries.
@@ -492,7 +517,8 @@ pub fn configure(on: bool, max_entries: usize) -> Result {
         // SAFETY: `old` came from `KBox::into_raw`; it is unpublished, writers only use the
         // published table, and the grace period above ended every lookup of it.
         let old = unsafe { KBox::from_raw(old) };
-        for slot in old.slots.iter() {
+        // With `kept`, each entry is in the new table or retired already.
+        for slot in old.slots.iter().filter(|_| !kept) {
             let entry = slot.load(Ordering::Relaxed);
             if !entry.is_null() {
                 // SAFETY: Entries come from `KBox::into_raw`; only this table held `entry`.
@@ -501,6 +527,62 @@ pub fn configure(on: bool, max_entries: usize) -> Result {
         }
     }
     Ok(())
+}
+
+/// Copies up to `max_entries` entries of `old`, the published table, into `new`, which is not
+/// published yet, recently used ones first, and returns how many it copied.
+///
+/// `old` keeps its slots: until it is unpublished, [`forget`]'s lockless [`has_key`] must
+/// find an entry in whichever table it reads. Called under the writer lock.
+fn copy_entries(old: &Table, new: &Table, max_entries: usize) -> usize {
+    let mut copied = 0;
+    for referenced in [true, false] {
+        for slot in old.slots.iter() {
+            let entry = slot.load(Ordering::Relaxed);
+            // SAFETY: Entries of the published table are freed only under the writer lock,
+            // which the caller holds.
+            let Some(e) = (unsafe { entry.as_ref() }) else {
+                continue;
+            };
+            if copied >= max_entries {
+                return copied;
+            }
+            if e.referenced.load(Ordering::Relaxed) != referenced {
+                continue;
+            }
+            let free = new
+                .bucket(e.key)
+                .iter()
+                .find(|s| s.load(Ordering::Relaxed).is_null());
+            if let Some(free) = free {
+                free.store(entry, Ordering::Relaxed);
+                copied += 1;
+            }
+        }
+    }
+    copied
+}
+
+/// Retires the entries of `old`, just unpublished, that [`copy_entries`] left out of `new`,
+/// the published table. Called under the writer lock, before any other writer changes `new`.
+fn retire_left_behind(old: &Table, new: &Table) {
+    for slot in old.slots.iter() {
+        let entry = slot.load(Ordering::Relaxed);
+        // SAFETY: As in `copy_entries`; `old` is unpublished, so only lookups that started
+        // before can still reach its entries.
+        let Some(e) = (unsafe { entry.as_ref() }) else {
+            continue;
+        };
+        let copied = new
+            .find(e.key)
+            .is_some_and(|(s, _)| s.load(Ordering::Relaxed) == entry);
+        if !copied {
+            // SAFETY: `entry` is reachable from no published table, and the grace period of
+            // `call_rcu` covers the lookups that started before `old` was unpublished.
+            unsafe { retire(entry) };
+            count(REPLACEMENT);
+        }
+    }
 }
 
 /// Whether the table holds an entry for the inode at `key`, valid or not; any context.
