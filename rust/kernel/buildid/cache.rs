@@ -62,6 +62,7 @@ const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
 pub type Stat = bindings::buildid_cache_stat;
 pub use bindings::{
     buildid_cache_stat_BUILDID_CACHE_DEFERRED_FILL as DEFERRED_FILL,
+    buildid_cache_stat_BUILDID_CACHE_EVICTION as EVICTION,
     buildid_cache_stat_BUILDID_CACHE_FILL as FILL,
     buildid_cache_stat_BUILDID_CACHE_FILL_RACED as FILL_RACED,
     buildid_cache_stat_BUILDID_CACHE_HIT as HIT, buildid_cache_stat_BUILDID_CACHE_MISS as MISS,
@@ -363,7 +364,11 @@ fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32) -> bool {
 /// Called when write access to the inode is granted and when the inode is freed; may run in
 /// reclaim, so it neither allocates nor takes a lock held across an allocation.
 pub fn forget(key: usize, why: Stat) {
-    write_grants(key).fetch_add(1, Ordering::SeqCst);
+    // A fill holds a reference on its inode, so no fill can be running for an inode that is
+    // being freed: only write access needs to fail the fills that share its counter.
+    if why != EVICTION {
+        write_grants(key).fetch_add(1, Ordering::SeqCst);
+    }
     // The common case, an inode without an entry, takes no lock.
     if !has_key(key) {
         return;
