@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -423,28 +424,51 @@ TEST_F(stack, sleepable_read_without_mmap_lock)
 }
 
 /* A perf_event program on the software cpu-clock, sampling this process. */
-TEST_F(stack, perf_event_cpu_clock)
+/*
+ * A cpu-clock event of this thread, user mode only, every millisecond of
+ * its CPU time, with the perf_event program @prog_name attached; disabled.
+ * Returns the event's fd.
+ */
+static int attach_cpu_clock(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			    const char *prog_name)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000,
 		.disabled = 1, .exclude_kernel = 1,
 	};
-	const struct bpf_stack_build_id *f = self->data.perf.frames;
-	struct mapping text, sampled_fn;
 	struct bpf_program *prog;
 	struct bpf_link *link;
+	int fd;
+
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		TH_LOG("perf_event_open cpu-clock: %m");
+	prog = bpf_object__find_program_by_name(self->obj, prog_name);
+	link = fd >= 0 && prog ? bpf_program__attach_perf_event(prog, fd) : NULL;
+	if (!link) {
+		TH_LOG("attaching %s to cpu-clock failed", prog_name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	self->links[self->nr_links++] = link;
+	return fd;
+}
+
+/*
+ * Runs the perf_event program on a cpu-clock event of this process until it
+ * takes one sample in user mode, in the spin loop below.
+ */
+static void sample_spinning(struct __test_metadata *_metadata, struct _test_data_stack *self)
+{
 	unsigned long spin = 0;
 	unsigned int round;
 	int pfd;
 
-	pfd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	ASSERT_LE(0, pfd) TH_LOG("perf_event_open cpu-clock: %m");
-	prog = bpf_object__find_program_by_name(self->obj, "perf_stack");
-	ASSERT_NE(NULL, prog);
-	link = bpf_program__attach_perf_event(prog, pfd);
-	ASSERT_NE(NULL, link);
-	self->links[self->nr_links++] = link;
+	ASSERT_EQ(0, reset_data(self));
+	pfd = attach_cpu_clock(_metadata, self, "perf_stack");
+	ASSERT_LE(0, pfd);
 	ASSERT_EQ(0, ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0));
 	for (round = 0; round < 100 && !self->data.perf.hits; round++) {
 		for (unsigned long i = 0; i < 10000000; i++) {
@@ -455,11 +479,19 @@ TEST_F(stack, perf_event_cpu_clock)
 	}
 	detach_all(self);
 	close(pfd);
-
 	ASSERT_EQ(1, self->data.perf.hits);
+}
+
+/* The sample of sample_spinning(): its first frame is this binary's, with its ID. */
+static void check_spinning_sample(struct __test_metadata *_metadata,
+				  struct _test_data_stack *self)
+{
+	const struct bpf_stack_build_id *f = self->data.perf.frames;
+	struct mapping text, sampled_fn;
+
 	ASSERT_LE((long)sizeof(*f), self->data.perf.ret);
 	/*
-	 * Sampled while spinning in this function: the sampled IP is in this
+	 * Sampled while spinning in this program: the sampled IP is in this
 	 * binary's text, and its offset comes from /proc/self/maps.
 	 */
 	ASSERT_LE((long)sizeof(self->data.perf.ips[0]), self->data.perf.ips_ret);
@@ -468,6 +500,31 @@ TEST_F(stack, perf_event_cpu_clock)
 	ASSERT_EQ(0, maps_find(getpid(), (uintptr_t)check_binary_stack, &sampled_fn));
 	EXPECT_EQ(sampled_fn.start, text.start) TH_LOG("sampled outside this binary's text");
 	expect_result_frame(_metadata, "sampled frame", &self->data.perf, 0, &self->exe_id, -1);
+}
+
+/*
+ * A perf_event program in atomic context (a cpu-clock sample: hrtimer
+ * interrupt).  With the cache on, a first sample may miss (an earlier test
+ * may have emptied the cache) and queue fills; once they are done, a second
+ * sample is answered from the cache: hits go up, misses do not (nothing
+ * else in the guest asks for build IDs meanwhile).
+ */
+TEST_F(stack, perf_event_cpu_clock)
+{
+	long hits, misses;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	sample_spinning(_metadata, self);
+	check_spinning_sample(_metadata, self);
+	ASSERT_EQ(0, buildid_cache_drain());
+	hits = buildid_cache_stat("hits");
+	misses = buildid_cache_stat("misses");
+	ASSERT_LE(0, hits);
+	ASSERT_LE(0, misses);
+	sample_spinning(_metadata, self);
+	check_spinning_sample(_metadata, self);
+	EXPECT_LT(hits, buildid_cache_stat("hits"));
+	EXPECT_EQ(misses, buildid_cache_stat("misses")) TH_LOG("a frame was not cached");
 }
 
 static void *block_on_pipe(void *arg)
@@ -626,6 +683,163 @@ TEST_F(stack, vma_boundary_nofault)
 TEST_F(stack, vma_boundary_sleepable)
 {
 	vma_boundary(_metadata, self, true);
+}
+
+/* x86-64: spin %rdi times, then return. */
+static const unsigned char spin_code[] = {
+	0x48, 0x83, 0xef, 0x01,	/* loop: sub $1,%rdi */
+	0x75, 0xfa,		/* jne loop */
+	0xc3,			/* ret */
+};
+
+struct racer {
+	const char *path;
+	const unsigned char *img[2];
+	size_t len;
+	bool stop;		/* __atomic: the test thread sets it */
+	unsigned int rewrites;	/* __atomic: the test thread reads it */
+	int err;
+};
+
+/*
+ * Takes turns with the two images: truncates the file to its first page
+ * (the ELF header and the code being run, the same in both), writes the
+ * rest of the other image back in whole pages, syncs and evicts it.
+ */
+static void *rewrite_until_stopped(void *arg)
+{
+	struct racer *r = arg;
+	unsigned int turn = 1;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED) && !r->err) {
+		const unsigned char *img = r->img[turn % 2];
+		size_t tail = r->len - PAGE;
+		int fd = open(r->path, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			r->err = -errno;
+			break;
+		}
+		if (ftruncate(fd, PAGE) || pwrite(fd, img + PAGE, tail, PAGE) != (ssize_t)tail ||
+		    fsync(fd))
+			r->err = errno ? -errno : -EIO;
+		close(fd);
+		/* Some time with the new pages cached, some with them gone. */
+		usleep(2000 * (turn % 3));
+		fd = open(r->path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			posix_fadvise(fd, PAGE, 0, POSIX_FADV_DONTNEED);
+			close(fd);
+		}
+		__atomic_fetch_add(&r->rewrites, 1, __ATOMIC_RELAXED);
+		turn++;
+		usleep(1000 * (turn % 2));
+	}
+	return NULL;
+}
+
+/*
+ * bpf_get_stack() with build IDs from a perf_event program (a cpu-clock
+ * sample: hard interrupt context) while the process runs code from a file
+ * that another thread truncates, rewrites with another build ID and
+ * evicts, over and over: every answer is one of the two IDs or an IP,
+ * never another ID or status.  With the cache on, nofault misses also
+ * queue fills that race with the writer.
+ */
+static void perf_race(struct __test_metadata *_metadata, struct _test_data_stack *self,
+		      bool cache)
+{
+	struct elf_craft c = { .phoff = PAGE, .note_off = 2 * PAGE + 0x10, .size = 3 * PAGE,
+			       .code_off = 0x100, .code = spin_code,
+			       .code_size = sizeof(spin_code) };
+	char path[PATH_MAX + 16], type[32], hex[48];
+	struct racer r = { .path = path };
+	unsigned char *img[2];
+	struct build_id ids[2], wrong;
+	void (*spin)(unsigned long count);
+	unsigned int round, i;
+	pthread_t thread;
+	time_t deadline;
+	size_t len[2];
+	void *map;
+	int fd, key = 0;
+
+	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
+	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
+	for (i = 0; i < 2; i++) {
+		build_id_pattern(&ids[i], 20, 0xc0 + 0x10 * i);
+		c.id = ids[i];
+		img[i] = elf_craft_image(&c, &len[i]);
+		ASSERT_NE(NULL, img[i]);
+		r.img[i] = img[i];
+	}
+	ASSERT_EQ(len[0], len[1]);
+	ASSERT_EQ(0, memcmp(img[0], img[1], PAGE)) TH_LOG("the first pages differ");
+	r.len = len[0];
+	snprintf(path, sizeof(path), "%s/race.elf", self->dir);
+	ASSERT_EQ(0, write_file(path, img[0], len[0]));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	close(fd);
+	spin = (void *)((char *)map + c.code_off);
+	spin(1);
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, cache));
+	ASSERT_EQ(0, reset_data(self));
+	self->data.race.start = (uintptr_t)spin;
+	self->data.race.end = (uintptr_t)spin + sizeof(spin_code);
+	for (i = 0; i < 2; i++)
+		memcpy(self->data.race.ids[i], ids[i].data, 20);
+	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->data_map), &key, &self->data,
+					 BPF_ANY));
+	fd = attach_cpu_clock(_metadata, self, "perf_race");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, rewrite_until_stopped, &r));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	/* Until 300 samples and 20 rewrites, two minutes at most. */
+	deadline = time(NULL) + 120;
+	for (round = 0; time(NULL) < deadline; round++) {
+		spin(2000000);
+		ASSERT_EQ(0, read_data(self));
+		if (self->data.race.samples >= 300 &&
+		    __atomic_load_n(&r.rewrites, __ATOMIC_RELAXED) >= 20)
+			break;
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	detach_all(self);
+	close(fd);
+	ASSERT_EQ(0, read_data(self));
+	munmap(map, PAGE);
+	free(img[0]);
+	free(img[1]);
+
+	TH_LOG("%u rounds, %u samples, %u rewrites: %u with the first ID, %u the second, %u IP only, %u failed",
+	       round, self->data.race.samples, r.rewrites, self->data.race.seen[0],
+	       self->data.race.seen[1], self->data.race.ip_only, self->data.race.failed);
+	EXPECT_EQ(0, r.err);
+	wrong.size = 20;
+	memcpy(wrong.data, self->data.race.wrong_id, 20);
+	build_id_hex(&wrong, hex, sizeof(hex));
+	EXPECT_EQ(0, self->data.race.wrong)
+		TH_LOG("last wrong answer: status %d, ID %s", self->data.race.wrong_status, hex);
+	EXPECT_EQ(0, self->data.race.failed);
+	EXPECT_LT(0, self->data.race.seen[0] + self->data.race.seen[1]);
+	EXPECT_LT(0, self->data.race.ip_only) TH_LOG("no sample saw the file changing");
+	EXPECT_LE(10, r.rewrites);
+}
+
+TEST_F_TIMEOUT(stack, perf_event_race_rewrite, 600)
+{
+	perf_race(_metadata, self, false);
+}
+
+TEST_F_TIMEOUT(stack, perf_event_race_rewrite_cached, 600)
+{
+	perf_race(_metadata, self, true);
 }
 
 TEST_HARNESS_MAIN

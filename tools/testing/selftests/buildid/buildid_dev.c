@@ -10,12 +10,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -317,6 +322,475 @@ TEST_F(dev, bench)
 	b.mode = 0;
 	EXPECT_EQ(0, as_nobody(bench_as_nobody, self->dev, &b));
 	close(b.fd);
+}
+
+/* The Rust and C parsers, nofault and sleepable, as a VMA query picks them. */
+static const struct parser {
+	const char *name;
+	uint32_t flags;
+} parsers[] = {
+	{ "Rust nofault", BUILDID_VMA_UNCACHED },
+	{ "C nofault", BUILDID_VMA_C_REFERENCE },
+	{ "Rust sleepable", BUILDID_VMA_UNCACHED | BUILDID_SLEEPABLE },
+	{ "C sleepable", BUILDID_VMA_C_REFERENCE | BUILDID_SLEEPABLE },
+};
+
+struct answer {
+	int ret;		/* 0 or -errno */
+	struct build_id id;	/* with ret 0 */
+};
+
+/* What the parser that @flags pick says of the file mapped at @addr. */
+static struct answer ask(int dev, const void *addr, uint32_t flags)
+{
+	struct buildid_vma_query q = { .size = sizeof(q), .flags = flags,
+				       .addr = (uintptr_t)addr };
+	struct answer a = { .ret = ioctl_err(dev, BUILDID_IOC_VMA, &q) };
+
+	if (!a.ret && q.build_id_size <= BUILD_ID_MAX) {
+		a.id.size = q.build_id_size;
+		memcpy(a.id.data, q.build_id, q.build_id_size);
+	} else if (!a.ret) {
+		a.ret = -E2BIG;
+	}
+	return a;
+}
+
+static bool same_answer(const struct answer *a, const struct answer *b)
+{
+	return a->ret == b->ret && (a->ret || build_id_equal(&a->id, b->id.data, b->id.size));
+}
+
+/*
+ * Sparse files on the ext4 scratch whose program headers lie past 4 GiB,
+ * straddle it or cross a page past 8 GiB: every parser finds the ID written
+ * by user space while the pages are cached; evicted, the nofault parsers
+ * agree with each other and the sleepable ones read it back.  A note that
+ * ends past 4 GiB is not read: lib/buildid.c computes the note's end in 32
+ * bits (parse_build_id()'s note_end) and answers -EINVAL, and so must Rust.
+ */
+TEST_F(dev, sparse_file_beyond_4g)
+{
+	const uint64_t G = 1ULL << 30;
+	static const struct {
+		uint64_t phoff, note_off;
+		int want;	/* 0: the ID, else the error */
+	} layouts[] = {
+		{ 4 * G + 64, 4096, 0 },
+		{ 4 * G - 56, 8192, 0 },		/* the two headers straddle 4 GiB */
+		{ 9 * G + 4096 - 8, 3 * 4096 - 20, 0 },	/* both cross a page */
+		{ 64, 4 * G + 8, -EINVAL },
+		{ 64, 4 * G - 12, -EINVAL },		/* the note straddles 4 GiB */
+		{ 5 * G, 6 * G, -EINVAL },
+	};
+	char path[PATH_MAX + 64], type[32];
+	unsigned int i, p;
+
+	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
+	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
+	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
+		struct elf_craft c = { .phoff = layouts[i].phoff, .note_off = layouts[i].note_off };
+		struct answer nofault[2];
+		void *map;
+		int fd;
+
+		build_id_pattern(&c.id, 20, 40 + i);
+		snprintf(path, sizeof(path), "%s/sparse.%u", self->dir, i);
+		ASSERT_EQ(0, elf_craft_sparse_file(path, &c)) TH_LOG("layout %u", i);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, map);
+
+		for (p = 0; p < ARRAY_SIZE(parsers); p++) {
+			struct answer a = ask(self->dev, map, parsers[p].flags);
+
+			EXPECT_EQ(layouts[i].want, a.ret) TH_LOG("layout %u, %s", i, parsers[p].name);
+			if (!a.ret)
+				EXPECT_TRUE(build_id_equal(&c.id, a.id.data, a.id.size))
+					TH_LOG("layout %u, %s", i, parsers[p].name);
+		}
+		EXPECT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+		for (p = 0; p < ARRAY_SIZE(parsers); p++) {
+			struct answer a = ask(self->dev, map, parsers[p].flags);
+
+			if (!(parsers[p].flags & BUILDID_SLEEPABLE)) {
+				nofault[p] = a;
+				continue;
+			}
+			EXPECT_EQ(layouts[i].want, a.ret)
+				TH_LOG("layout %u, evicted, %s", i, parsers[p].name);
+			if (!a.ret)
+				EXPECT_TRUE(build_id_equal(&c.id, a.id.data, a.id.size))
+					TH_LOG("layout %u, evicted, %s", i, parsers[p].name);
+		}
+		EXPECT_TRUE(same_answer(&nofault[0], &nofault[1]))
+			TH_LOG("layout %u, evicted: Rust %d, C %d", i, nofault[0].ret,
+			       nofault[1].ret);
+		munmap(map, 4096);
+		close(fd);
+		unlink(path);
+	}
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+	/* xorshift64 */
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+/* A random ELF layout within @span bytes: headers and note never overlap. */
+static void random_layout(struct elf_craft *c, uint64_t *rnd, uint64_t span)
+{
+	size_t ehsize, phsize;
+
+	memset(c, 0, sizeof(*c));
+	c->elf32 = next_random(rnd) % 4 == 0;
+	ehsize = c->elf32 ? 52 : 64;
+	build_id_pattern(&c->id, next_random(rnd) % 8 ? 1 + next_random(rnd) % 20 : 0,
+			 next_random(rnd));
+	phsize = (c->id.size ? 2 : 1) * (c->elf32 ? 32 : 56);
+	c->phoff = ehsize + next_random(rnd) % (span / 2);
+	do {
+		c->note_off = next_random(rnd) % span;
+	} while (c->note_off < ehsize ||
+		 (c->note_off + 40 > c->phoff && c->note_off < c->phoff + phsize));
+	c->size = next_random(rnd) % (span + 2 * 4096);
+}
+
+/*
+ * Random layouts in files whose pages are partly in the page cache: each
+ * round drops a random set of pages (@punch: punches them out, for file
+ * systems whose page cache cannot be dropped), then the nofault parsers
+ * must give the same answer, the ID written by user space or an error;
+ * with nothing dropped, every parser gives the ID.  Both outcomes must
+ * occur, so that the rounds test something.
+ */
+static void partly_cached(struct __test_metadata *_metadata, struct _test_data_dev *self,
+			  const char *dir, uint64_t span, bool punch, unsigned int layouts)
+{
+	unsigned int i, round, p, answered = 0, failed = 0;
+	uint64_t rnd = 0x9e3779b97f4a7c15ULL;
+	char path[PATH_MAX + 64];
+
+	for (i = 0; i < layouts; i++) {
+		struct elf_craft c;
+		uint64_t size, pages, pg;
+		void *map;
+		int fd;
+
+		random_layout(&c, &rnd, span);
+		snprintf(path, sizeof(path), "%s/partly.%u", dir, i);
+		ASSERT_EQ(0, elf_craft_sparse_file(path, &c)) TH_LOG("layout %u", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		size = lseek(fd, 0, SEEK_END);
+		pages = (size + 4095) / 4096;
+		map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, map);
+
+		for (p = 0; p < ARRAY_SIZE(parsers); p++) {
+			struct answer a = ask(self->dev, map, parsers[p].flags);
+
+			if (!c.id.size) {
+				EXPECT_EQ(-EINVAL, a.ret) TH_LOG("layout %u, %s", i, parsers[p].name);
+				continue;
+			}
+			EXPECT_EQ(0, a.ret) TH_LOG("layout %u, %s", i, parsers[p].name);
+			EXPECT_TRUE(build_id_equal(&c.id, a.id.data, a.id.size))
+				TH_LOG("layout %u, %s", i, parsers[p].name);
+		}
+		for (round = 0; round < 8; round++) {
+			struct answer rust, cref;
+
+			if (punch) {
+				ASSERT_EQ(0, elf_craft_sparse_file(path, &c));
+			} else {
+				char page[4096];
+
+				for (pg = 0; pg < pages; pg++)
+					ASSERT_LE(0, pread(fd, page, sizeof(page), pg * 4096));
+			}
+			for (pg = 0; pg < pages; pg++) {
+				if (next_random(&rnd) % 3)
+					continue;
+				if (punch) {
+					ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE |
+							       FALLOC_FL_KEEP_SIZE, pg * 4096, 4096));
+				} else {
+					ASSERT_EQ(0, posix_fadvise(fd, pg * 4096, 4096,
+								   POSIX_FADV_DONTNEED));
+				}
+			}
+			rust = ask(self->dev, map, parsers[0].flags);
+			cref = ask(self->dev, map, parsers[1].flags);
+			EXPECT_TRUE(same_answer(&rust, &cref))
+				TH_LOG("layout %u round %u: Rust %d, C %d", i, round, rust.ret,
+				       cref.ret);
+			if (rust.ret) {
+				failed++;
+				continue;
+			}
+			answered++;
+			/* A punched hole reads as zeros: only C is the reference then. */
+			if (!punch)
+				EXPECT_TRUE(build_id_equal(&c.id, rust.id.data, rust.id.size))
+					TH_LOG("layout %u round %u", i, round);
+		}
+		munmap(map, 4096);
+		close(fd);
+		unlink(path);
+	}
+	TH_LOG("%u nofault answers with an ID, %u without", answered, failed);
+	EXPECT_LT(0, answered);
+	EXPECT_LT(0, failed);
+}
+
+/* ext4: pages dropped with POSIX_FADV_DONTNEED; a 6-page span. */
+TEST_F(dev, partly_cached_ext4)
+{
+	char type[32];
+
+	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
+	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
+	partly_cached(_metadata, self, self->dir, 6 * 4096, false, 64);
+}
+
+/* tmpfs with huge pages: holes punched in large folios; a 3 MiB span. */
+TEST_F(dev, partly_cached_tmpfs_huge)
+{
+	char dir[PATH_MAX + 32];
+
+	snprintf(dir, sizeof(dir), "%s/tmpfs", self->dir);
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	ASSERT_EQ(0, mount("tmpfs", dir, "tmpfs", 0, "huge=always,size=64m")) TH_LOG("%m");
+	partly_cached(_metadata, self, dir, 3 << 20, true, 24);
+	EXPECT_EQ(0, umount(dir));
+}
+
+/* A crafted file in @dir, its pages synced and evicted, mapped at *@map. */
+static int evicted_file(const char *dir, const char *name, struct elf_craft *c, void **map)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (elf_craft_sparse_file(path, c))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (*map == MAP_FAILED || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Every request to the block device under the scratch file system fails
+ * (fail_make_request) while the sleepable parsers read a file whose pages
+ * were evicted: Rust and C fail with the same error; the nofault parsers
+ * then do not use the folios that the failed reads left behind; once the
+ * device works again, every parser finds the ID.  The window is two
+ * parses long, so that the file system's own writes do not fail.
+ */
+TEST_F(dev, io_error_sleepable)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 3 * 4096 + 0x10, .size = 5 * 4096 };
+	struct answer rust, cref, cached, after[ARRAY_SIZE(parsers)];
+	char make_it_fail[128], type[32];
+	struct stat st;
+	unsigned int p;
+	void *map;
+	int fd;
+
+	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
+	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
+	ASSERT_EQ(0, stat(self->dir, &st));
+	snprintf(make_it_fail, sizeof(make_it_fail), "/sys/dev/block/%u:%u/make-it-fail",
+		 major(st.st_dev), minor(st.st_dev));
+	build_id_pattern(&c.id, 20, 0x70);
+	fd = evicted_file(self->dir, "ioerr.elf", &c, &map);
+	ASSERT_LE(0, fd);
+	sync();
+
+	ASSERT_EQ(0, fault_injection_arm("fail_make_request", true))
+		TH_LOG("CONFIG_FAIL_MAKE_REQUEST and CONFIG_FAULT_INJECTION_DEBUG_FS");
+	ASSERT_EQ(0, write_string(make_it_fail, "1")) TH_LOG("%s", make_it_fail);
+	rust = ask(self->dev, map, parsers[2].flags);
+	cref = ask(self->dev, map, parsers[3].flags);
+	cached = ask(self->dev, map, BUILDID_SLEEPABLE);
+	write_string(make_it_fail, "0");
+	fault_injection_arm("fail_make_request", false);
+
+	EXPECT_EQ(-EIO, rust.ret);
+	EXPECT_TRUE(same_answer(&rust, &cref)) TH_LOG("Rust %d, C %d", rust.ret, cref.ret);
+	EXPECT_EQ(-EIO, cached.ret) TH_LOG("with the build ID cache");
+	for (p = 0; p < 2; p++) {
+		after[p] = ask(self->dev, map, parsers[p].flags);
+		EXPECT_NE(0, after[p].ret) TH_LOG("%s after the failed reads", parsers[p].name);
+	}
+	EXPECT_TRUE(same_answer(&after[0], &after[1]))
+		TH_LOG("nofault: Rust %d, C %d", after[0].ret, after[1].ret);
+	/* Sleepable first: they read the pages back for the nofault ones. */
+	for (p = ARRAY_SIZE(parsers); p-- > 0;) {
+		after[p] = ask(self->dev, map, parsers[p].flags);
+		EXPECT_EQ(0, after[p].ret) TH_LOG("%s, device working", parsers[p].name);
+		EXPECT_TRUE(build_id_equal(&c.id, after[p].id.data, after[p].id.size))
+			TH_LOG("%s, device working", parsers[p].name);
+	}
+	munmap(map, 4096);
+	close(fd);
+}
+
+/*
+ * Every slab allocation of this task fails (failslab) while the sleepable
+ * parsers read an evicted file: the Rust and C parsers give the same answer
+ * (on ext4 both say -EINVAL, "no build ID"), nothing is left behind (the
+ * harness checks kmemleak and the log), and once allocations work again
+ * every parser, the cached one included, finds the ID: no failed fill left
+ * an entry.
+ */
+TEST_F(dev, failslab_sleepable)
+{
+	static const uint32_t flags[] = {
+		BUILDID_VMA_UNCACHED | BUILDID_SLEEPABLE,
+		BUILDID_VMA_C_REFERENCE | BUILDID_SLEEPABLE,
+		BUILDID_SLEEPABLE,
+	};
+	struct elf_craft c = { .phoff = 0x40, .note_off = 2 * 4096 + 0x10, .size = 70 * 4096 };
+	struct answer a[ARRAY_SIZE(flags)];
+	unsigned int i, failed = 0;
+	int fd, make_it_fail, probability;
+	void *map;
+
+	build_id_pattern(&c.id, 20, 0x71);
+	fd = evicted_file(self->dir, "failslab.elf", &c, &map);
+	ASSERT_LE(0, fd);
+	/* The task filter first: armed without it, every allocation fails. */
+	ASSERT_EQ(0, fault_injection_arm("failslab", false))
+		TH_LOG("CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS");
+	ASSERT_EQ(0, write_string("/sys/kernel/debug/failslab/task-filter", "Y"));
+	ASSERT_EQ(0, write_string("/sys/kernel/debug/failslab/ignore-gfp-wait", "N"));
+	/* Opened now: opening a file allocates, which will fail. */
+	make_it_fail = open("/proc/thread-self/make-it-fail", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, make_it_fail);
+	probability = open("/sys/kernel/debug/failslab/probability", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, probability);
+	ASSERT_EQ(0, fault_injection_arm("failslab", true));
+	ASSERT_EQ(1, write(make_it_fail, "1", 1));
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		a[i] = ask(self->dev, map, flags[i]);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	}
+	ASSERT_EQ(1, write(make_it_fail, "0", 1));
+	ASSERT_EQ(1, write(probability, "0", 1));
+	close(make_it_fail);
+	close(probability);
+	write_string("/sys/kernel/debug/failslab/task-filter", "N");
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		TH_LOG("parser %u under failslab: %d", i, a[i].ret);
+		if (a[i].ret)
+			failed++;
+		else
+			EXPECT_TRUE(build_id_equal(&c.id, a[i].id.data, a[i].id.size))
+				TH_LOG("parser %u", i);
+	}
+	EXPECT_TRUE(same_answer(&a[0], &a[1])) TH_LOG("Rust %d, C %d", a[0].ret, a[1].ret);
+	EXPECT_LT(0, failed) TH_LOG("no allocation failed: the test tested nothing");
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		a[i] = ask(self->dev, map, flags[i]);
+		EXPECT_EQ(0, a[i].ret) TH_LOG("parser %u, allocations working", i);
+		EXPECT_TRUE(build_id_equal(&c.id, a[i].id.data, a[i].id.size))
+			TH_LOG("parser %u, allocations working", i);
+	}
+	munmap(map, 4096);
+	close(fd);
+}
+
+static void on_signal(int sig)
+{
+}
+
+struct busy_bench {
+	int dev, fd;
+	bool stop;		/* __atomic: the test thread sets it */
+	unsigned int calls;
+	int err;		/* the first error, other than -EINTR */
+	int interrupted;	/* calls that returned -EINTR */
+};
+
+/* Sleepable Rust parses, 10 million at a time, until stopped. */
+static void *bench_until_stopped(void *arg)
+{
+	struct busy_bench *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
+		struct buildid_bench q = {
+			.size = sizeof(q), .fd = b->fd, .flags = BUILDID_UNCACHED,
+			.mode = BUILDID_BENCH_SLEEPABLE, .iterations = 10000000,
+		};
+		int err = ioctl_err(b->dev, BUILDID_IOC_BENCH, &q);
+
+		if (err == -EINTR)
+			b->interrupted++;
+		else if (err && !b->err)
+			b->err = err;
+		b->calls++;
+	}
+	return NULL;
+}
+
+/*
+ * The benchmark ioctl runs for minutes at 10 million parses: a signal ends
+ * it with -EINTR; meanwhile the module cannot be unloaded (the open device
+ * pins it), and unloading works once the device is closed.
+ */
+TEST_F_TIMEOUT(dev, busy_ioctls_signal_and_unload, 300)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct busy_bench b = { .dev = self->dev };
+	unsigned int i;
+	pthread_t thread;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	b.fd = open(self->lib, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, b.fd);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, bench_until_stopped, &b));
+	for (i = 0; i < 5; i++) {
+		usleep(200000);
+		EXPECT_NE(0, system("modprobe -r rust_buildid 2>/dev/null")) TH_LOG("round %u", i);
+		ASSERT_EQ(0, pthread_kill(thread, SIGUSR1));
+	}
+	__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
+	/* The last call may have started after the last signal. */
+	for (i = 0; i < 100 && pthread_kill(thread, SIGUSR1) == 0; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!pthread_timedjoin_np(thread, NULL, &ts))
+			break;
+	}
+	EXPECT_EQ(0, b.err);
+	EXPECT_LE(4, b.interrupted) TH_LOG("%u calls, %d interrupted", b.calls, b.interrupted);
+	close(b.fd);
+	close(self->dev);
+	self->dev = -1;
+	EXPECT_EQ(0, system("modprobe -r rust_buildid"));
+	EXPECT_EQ(0, system("modprobe rust_buildid"));
+	self->dev = open_device();
+	ASSERT_LE(0, self->dev);
 }
 
 TEST_F_TIMEOUT(dev, load_unload_100, 600)

@@ -105,6 +105,44 @@ int perf_stack(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+static __always_inline int same_id(const unsigned char *a, const unsigned char *b)
+{
+	for (int i = 0; i < 20; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+/* Every sample in the race file: its frame's build ID, in atomic context. */
+SEC("perf_event")
+int perf_race(struct bpf_perf_event_data *ctx)
+{
+	struct bpf_stack_build_id frame;
+	__u64 ip;
+
+	if (!current_is_target() ||
+	    bpf_get_stack(ctx, &ip, sizeof(ip), BPF_F_USER_STACK) < (long)sizeof(ip) ||
+	    ip < data.race.start || ip >= data.race.end)
+		return 0;
+	data.race.samples++;
+	if (bpf_get_stack(ctx, &frame, sizeof(frame), STACK_FLAGS) < (long)sizeof(frame)) {
+		data.race.failed++;
+	} else if (frame.status == BPF_STACK_BUILD_ID_IP) {
+		data.race.ip_only++;
+	} else if (frame.status == BPF_STACK_BUILD_ID_VALID &&
+		   same_id(frame.build_id, data.race.ids[0])) {
+		data.race.seen[0]++;
+	} else if (frame.status == BPF_STACK_BUILD_ID_VALID &&
+		   same_id(frame.build_id, data.race.ids[1])) {
+		data.race.seen[1]++;
+	} else {
+		data.race.wrong++;
+		data.race.wrong_status = frame.status;
+		__builtin_memcpy(data.race.wrong_id, frame.build_id, 20);
+	}
+	return 0;
+}
+
 static __always_inline void record_task(struct task_struct *task, struct stack_result *res)
 {
 	res->ret = bpf_get_task_stack(task, res->frames, sizeof(res->frames), STACK_FLAGS);

@@ -18,6 +18,22 @@ struct stack_result {
 	__u64 ips[STACK_MAX_FRAMES];
 };
 
+/*
+ * perf_race: the samples of the target whose innermost user frame is in
+ * [start, end), sorted by what bpf_get_stack() said of that frame.
+ */
+struct race_result {
+	__u64 start, end;
+	unsigned char ids[2][20];	/* the two IDs the file takes turns with */
+	unsigned int samples;		/* in [start, end) */
+	unsigned int seen[2];		/* BPF_STACK_BUILD_ID_VALID, ids[0] or ids[1] */
+	unsigned int ip_only;		/* BPF_STACK_BUILD_ID_IP */
+	unsigned int failed;		/* bpf_get_stack() failed */
+	unsigned int wrong;		/* another status or ID */
+	unsigned char wrong_id[20];
+	int wrong_status;
+};
+
 /* The only global of the BPF object: user space reads it as .bss. */
 struct stack_test_data {
 	int target_tgid;		/* process whose stacks are recorded */
@@ -34,6 +50,7 @@ struct stack_test_data {
 	long stackid;
 	unsigned int stackid_hits;
 	struct stack_result stackid_ips;	/* only .ips and .ips_ret */
+	struct race_result race;
 };
 
 #endif

@@ -26,6 +26,10 @@
 
 #include "buildid_util.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 static unsigned char *read_whole(const char *path, size_t *len)
 {
 	unsigned char *buf = NULL;
@@ -210,29 +214,41 @@ void build_id_pattern(struct build_id *id, unsigned int size, unsigned char seed
 		id->data[i] = seed + 17 * i + 1;
 }
 
-unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len)
+/* The size of @c's file; 0 if it cannot be laid out. */
+static uint64_t elf_craft_size(const struct elf_craft *c)
 {
 	size_t ehsize = c->elf32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
 	size_t phentsize = c->elf32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
 	unsigned int phnum = c->id.size ? 2 : 1;
 	size_t note_len = sizeof(Elf64_Nhdr) + 4 + align4(c->id.size);
 	uint64_t size = c->size;
-	unsigned char *img;
-	Elf64_Nhdr nh = { .n_namesz = 4, .n_descsz = c->id.size,
-			  .n_type = NT_GNU_BUILD_ID };
 
 	if (c->phoff < ehsize)
-		return NULL;
+		return 0;
 	if (size < c->phoff + phnum * phentsize)
 		size = c->phoff + phnum * phentsize;
 	if (c->id.size && size < c->note_off + note_len)
 		size = c->note_off + note_len;
 	if (c->code && size < c->code_off + c->code_size)
 		size = c->code_off + c->code_size;
+	if (c->elf32 && size > UINT32_MAX)
+		return 0;
+	return size;
+}
 
-	img = calloc(1, size);
-	if (!img)
-		return NULL;
+/* Where elf_craft_pieces() puts each piece: 0 or -errno. */
+typedef int (*elf_put_fn)(void *ctx, uint64_t off, const void *buf, size_t len);
+
+/* Puts the pieces of @c's image, a file of @size bytes, through @put. */
+static int elf_craft_pieces(const struct elf_craft *c, uint64_t size, elf_put_fn put, void *ctx)
+{
+	size_t ehsize = c->elf32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
+	size_t phentsize = c->elf32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+	unsigned int phnum = c->id.size ? 2 : 1;
+	size_t note_len = sizeof(Elf64_Nhdr) + 4 + align4(c->id.size);
+	Elf64_Nhdr nh = { .n_namesz = 4, .n_descsz = c->id.size,
+			  .n_type = NT_GNU_BUILD_ID };
+	int err;
 
 	if (c->elf32) {
 		Elf32_Ehdr eh = {
@@ -252,8 +268,7 @@ unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len)
 		eh.e_ident[EI_CLASS] = ELFCLASS32;
 		eh.e_ident[EI_DATA] = ELFDATA2LSB;
 		eh.e_ident[EI_VERSION] = EV_CURRENT;
-		memcpy(img, &eh, sizeof(eh));
-		memcpy(img + c->phoff, ph, phnum * phentsize);
+		err = put(ctx, 0, &eh, sizeof(eh)) ?: put(ctx, c->phoff, ph, phnum * phentsize);
 	} else {
 		Elf64_Ehdr eh = {
 			.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
@@ -272,19 +287,82 @@ unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len)
 		eh.e_ident[EI_CLASS] = ELFCLASS64;
 		eh.e_ident[EI_DATA] = ELFDATA2LSB;
 		eh.e_ident[EI_VERSION] = EV_CURRENT;
-		memcpy(img, &eh, sizeof(eh));
-		memcpy(img + c->phoff, ph, phnum * phentsize);
+		err = put(ctx, 0, &eh, sizeof(eh)) ?: put(ctx, c->phoff, ph, phnum * phentsize);
 	}
+	if (!err && c->id.size)
+		err = put(ctx, c->note_off, &nh, sizeof(nh)) ?:
+		      put(ctx, c->note_off + sizeof(nh), "GNU", 4) ?:
+		      put(ctx, c->note_off + sizeof(nh) + 4, c->id.data, c->id.size);
+	if (!err && c->code)
+		err = put(ctx, c->code_off, c->code, c->code_size);
+	return err;
+}
 
-	if (c->id.size) {
-		memcpy(img + c->note_off, &nh, sizeof(nh));
-		memcpy(img + c->note_off + sizeof(nh), "GNU", 4);
-		memcpy(img + c->note_off + sizeof(nh) + 4, c->id.data, c->id.size);
-	}
-	if (c->code)
-		memcpy(img + c->code_off, c->code, c->code_size);
+static int put_memory(void *ctx, uint64_t off, const void *buf, size_t len)
+{
+	memcpy((unsigned char *)ctx + off, buf, len);
+	return 0;
+}
+
+unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len)
+{
+	uint64_t size = elf_craft_size(c);
+	unsigned char *img;
+
+	if (!size || size > SIZE_MAX)
+		return NULL;
+	img = calloc(1, size);
+	if (!img)
+		return NULL;
+	elf_craft_pieces(c, size, put_memory, img);
 	*len = size;
 	return img;
+}
+
+/*
+ * Writes whole pages, each read back and overlaid with its part of @buf:
+ * a write of part of a page over a hole leaves the folio not uptodate on a
+ * file system whose blocks are smaller than a page (ext4 with 1 KiB blocks),
+ * and the nofault readers do not read such folios.
+ */
+static int put_file(void *ctx, uint64_t off, const void *buf, size_t len)
+{
+	int fd = *(int *)ctx;
+	uint64_t page_off;
+
+	for (page_off = off & ~4095ULL; page_off < off + len; page_off += 4096) {
+		uint64_t from = off > page_off ? off : page_off;
+		uint64_t to = off + len < page_off + 4096 ? off + len : page_off + 4096;
+		unsigned char page[4096] = {};
+		ssize_t n = pread(fd, page, sizeof(page), page_off);
+
+		if (n < 0)
+			return -errno;
+		memcpy(page + (from - page_off), (const char *)buf + (from - off), to - from);
+		if ((uint64_t)n < to - page_off)
+			n = to - page_off;
+		if (pwrite(fd, page, n, page_off) != n)
+			return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
+int elf_craft_sparse_file(const char *path, const struct elf_craft *c)
+{
+	uint64_t size = elf_craft_size(c);
+	int fd, err;
+
+	if (!size)
+		return -EINVAL;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (fd < 0)
+		return -errno;
+	err = ftruncate(fd, size) ? -errno : elf_craft_pieces(c, size, put_file, &fd);
+	if (!err && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
 }
 
 int write_file(const char *path, const void *buf, size_t len)
@@ -729,18 +807,66 @@ void cache_switch_restore(struct cache_switch *s)
 	s->switched = false;
 }
 
-/* A file of the cache's debugfs directory, mounting debugfs if needed. */
-static int open_cache_debugfs(const char *name, int flags)
+/* A file of debugfs, mounting debugfs if needed. */
+static int open_debugfs(const char *name, int flags)
 {
 	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/buildid_cache/%s", name);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/%s", name);
 	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT &&
 	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
 		fd = open(path, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+static int open_cache_debugfs(const char *name, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "buildid_cache/%s", name);
+	return open_debugfs(path, flags);
+}
+
+int write_string(const char *path, const char *value)
+{
+	size_t len = strlen(value);
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, len) != (ssize_t)len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int fault_injection_arm(const char *name, bool on)
+{
+	static const char * const armed[][2] = {
+		{ "interval", "1\n" }, { "times", "-1\n" }, { "verbose", "0\n" },
+		{ "space", "0\n" }, { "probability", "100\n" },
+	};
+	char path[128];
+	unsigned int i;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/probability", name);
+	fd = open_debugfs(path, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	for (i = 0; i < ARRAY_SIZE(armed); i++) {
+		/* Disarming only needs the probability back at 0. */
+		if (!on && strcmp(armed[i][0], "probability"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s", name, armed[i][0]);
+		err = write_string(path, on ? armed[i][1] : "0\n");
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 long buildid_cache_stat(const char *name)

@@ -44,6 +44,11 @@ struct elf_craft {
 unsigned char *elf_craft_image(const struct elf_craft *c, size_t *len);
 int write_file(const char *path, const void *buf, size_t len);
 int elf_craft_file(const char *path, const struct elf_craft *c);
+/*
+ * The same file written piece by piece over a hole of its size, then
+ * synced (so that its pages are clean and can be evicted); 0 or -errno.
+ */
+int elf_craft_sparse_file(const char *path, const struct elf_craft *c);
 void build_id_pattern(struct build_id *id, unsigned int size, unsigned char seed);
 
 /* PROCMAP_QUERY for @addr in /proc/self/maps (@maps_fd); returns 0 or -errno. */
@@ -114,6 +119,15 @@ int cache_switch_set(struct cache_switch *s, int on);
 void cache_switch_restore(struct cache_switch *s);
 /* Waits for the cache's queued fills, which hold file references. */
 int buildid_cache_drain(void);
+/* Writes @value to the file at @path; 0 or -errno. */
+int write_string(const char *path, const char *value);
+/*
+ * Arms the fault injection attributes /sys/kernel/debug/@name
+ * (fail_make_request, failslab, ...) to fail every time, silently, or
+ * disarms them; 0 or -errno (-ENOENT without CONFIG_FAULT_INJECTION_DEBUG_FS
+ * or the attribute's option).
+ */
+int fault_injection_arm(const char *name, bool on);
 /* A counter of /sys/kernel/debug/buildid_cache/stats ("hits", ...), or -errno. */
 long buildid_cache_stat(const char *name);
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -905,6 +907,156 @@ TEST_F(procmap, cache_limit)
 	/* The first files were replaced: asked again, they are parsed again. */
 	fill_files(_metadata, self, self->dir, "limit", FILES, 0x10);
 	EXPECT_GE(LIMIT, cache_stat(_metadata, "entries"));
+}
+
+/*
+ * A child that shares a mapping of @path with us (set up before the fork),
+ * then waits for a byte on @pipe_fds[0]; our own copy of the mapping goes,
+ * so only the child's /proc/PID/maps has it.  Returns the child's pid.
+ */
+static pid_t child_with_mapping(void *map, size_t len, int pipe_fds[2])
+{
+	pid_t pid;
+	char c;
+
+	if (pipe(pipe_fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(pipe_fds[1]);
+		_exit(read(pipe_fds[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(pipe_fds[0]);
+	munmap(map, len);
+	return pid;
+}
+
+static int open_maps(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * PROCMAP_QUERY on another process answers with its mapping's build ID,
+ * with the build ID cache on and off; once the process is gone, -ESRCH.
+ */
+TEST_F(procmap, other_process)
+{
+	const char *path = path_in(self->dir, "other.so");
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x300 };
+	int pipe_fds[2], maps_fd, on, status;
+	unsigned char got[BUILD_ID_MAX];
+	struct procmap_query q;
+	size_t len;
+	void *map;
+	pid_t pid;
+
+	build_id_pattern(&c.id, 20, 0x61);
+	ASSERT_EQ(0, elf_craft_file(path, &c));
+	map = map_file(path, &len);
+	ASSERT_NE(MAP_FAILED, map);
+	pid = child_with_mapping(map, len, pipe_fds);
+	ASSERT_LT(0, pid);
+	maps_fd = open_maps(pid);
+	ASSERT_LE(0, maps_fd);
+	EXPECT_EQ(-ENOENT, procmap_query(self->maps_fd, (uintptr_t)map, &q, got, sizeof(got)))
+		TH_LOG("the mapping is still ours");
+	for (on = 1; on >= 0; on--) {
+		ASSERT_EQ(0, cache_switch_set(&self->cache, on));
+		expect_build_id(_metadata, maps_fd, map, &c.id);
+	}
+	ASSERT_EQ(1, write(pipe_fds[1], "x", 1));
+	close(pipe_fds[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(-ESRCH, procmap_query(maps_fd, (uintptr_t)map, &q, got, sizeof(got)));
+	close(maps_fd);
+}
+
+struct exit_race {
+	int maps_fd;
+	uint64_t addr;
+	const struct build_id *want;
+	bool stop;			/* __atomic: the test thread sets it */
+	unsigned int ids, gone, wrong;	/* read once the querying thread ended */
+	unsigned int gone_seen;		/* __atomic: the test thread waits for it */
+	int wrong_err;
+};
+
+static void *query_until_stopped(void *arg)
+{
+	struct exit_race *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		unsigned char got[BUILD_ID_MAX] = {};
+		struct procmap_query q;
+		int err = procmap_query(r->maps_fd, r->addr, &q, got, sizeof(got));
+
+		if (!err && build_id_equal(r->want, got, q.build_id_size)) {
+			r->ids++;
+		} else if (err == -ESRCH) {
+			r->gone++;
+			__atomic_store_n(&r->gone_seen, 1, __ATOMIC_RELAXED);
+		} else {
+			r->wrong++;
+			r->wrong_err = err;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * PROCMAP_QUERY with build IDs on a process that is killed while another
+ * thread queries it: every answer is the ID or -ESRCH, never another error
+ * or a wrong ID, and the kernel log stays clean (the harness checks it).
+ */
+TEST_F_TIMEOUT(procmap, exiting_process, 300)
+{
+	const char *path = path_in(self->dir, "exiting.so");
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x1300 };
+	unsigned int round, ids = 0, gone = 0;
+	int pipe_fds[2], status;
+	pthread_t thread;
+	size_t len;
+
+	build_id_pattern(&c.id, 20, 0x62);
+	ASSERT_EQ(0, elf_craft_file(path, &c));
+	for (round = 0; round < 40; round++) {
+		struct exit_race r = { .want = &c.id };
+		void *map = map_file(path, &len);
+		pid_t pid;
+
+		ASSERT_NE(MAP_FAILED, map);
+		/* Odd rounds parse (cache off), even ones may hit. */
+		ASSERT_EQ(0, cache_switch_set(&self->cache, round % 2 == 0));
+		pid = child_with_mapping(map, len, pipe_fds);
+		ASSERT_LT(0, pid);
+		r.maps_fd = open_maps(pid);
+		ASSERT_LE(0, r.maps_fd);
+		r.addr = (uintptr_t)map;
+		ASSERT_EQ(0, pthread_create(&thread, NULL, query_until_stopped, &r));
+		usleep(1000 * (round % 5));
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		/* Until the querying thread has seen the process gone, 10 s at most. */
+		for (unsigned int ms = 0;
+		     ms < 10000 && !__atomic_load_n(&r.gone_seen, __ATOMIC_RELAXED); ms++)
+			usleep(1000);
+		__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+		pthread_join(thread, NULL);
+		close(pipe_fds[1]);
+		EXPECT_EQ(0, r.wrong) TH_LOG("round %u: %u wrong answers, last %d", round,
+					     r.wrong, r.wrong_err);
+		EXPECT_LT(0, r.gone) TH_LOG("round %u: never -ESRCH after the exit", round);
+		ids += r.ids;
+		gone += r.gone;
+		close(r.maps_fd);
+	}
+	TH_LOG("%u answers with the ID, %u with -ESRCH", ids, gone);
+	EXPECT_LT(0, ids);
 }
 
 TEST_HARNESS_MAIN
