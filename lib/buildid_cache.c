@@ -207,7 +207,7 @@ static int buildid_cache_apply(bool on, unsigned int max_entries, bool resize)
 	 * Turning off empties the table before the hooks stop, so no entry
 	 * can outlive an inode whose eviction the hooks no longer see.
 	 */
-	err = buildid_cache_configure(on, max_entries, resize && on && buildid_cache_on);
+	err = buildid_cache_configure(on, max_entries, resize);
 	if (!on)
 		static_branch_disable(&buildid_cache_hooks);
 	return err;

@@ -523,11 +523,13 @@ pub fn configure(on: bool, max_entries: usize, keep: bool) -> Result {
         // published table, and the grace period above ended every lookup of it.
         let old = unsafe { KBox::from_raw(old) };
         // With `kept`, each entry is in the new table or retired already.
-        for slot in old.slots.iter().filter(|_| !kept) {
-            let entry = slot.load(Ordering::Relaxed);
-            if !entry.is_null() {
-                // SAFETY: Entries come from `KBox::into_raw`; only this table held `entry`.
-                drop(unsafe { KBox::from_raw(entry) });
+        if !kept {
+            for slot in old.slots.iter() {
+                let entry = slot.load(Ordering::Relaxed);
+                if !entry.is_null() {
+                    // SAFETY: Entries come from `KBox::into_raw`; only this table held `entry`.
+                    drop(unsafe { KBox::from_raw(entry) });
+                }
             }
         }
     }
