@@ -25,7 +25,7 @@ APT_PACKAGES=(
 	pahole qemu-system-x86
 	make gcc patch flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
 	python3 python3-venv binutils busybox-static e2fsprogs perl util-linux
-	libbpf-dev libcap-dev linux-perf rsync git
+	libbpf-dev libcap-dev linux-perf rsync git xfsprogs
 )
 
 log() { echo "[deps] $*" >&2; }

@@ -829,6 +829,144 @@ static int open_cache_debugfs(const char *name, int flags)
 	return open_debugfs(path, flags);
 }
 
+int loop_fs_mount(struct loop_fs *fs, const char *base, const char *fstype, unsigned int mib)
+{
+	char cmd[2 * PATH_MAX], opts[64];
+	FILE *losetup;
+	int fd;
+
+	memset(fs, 0, sizeof(*fs));
+	snprintf(fs->base, sizeof(fs->base), "%s", base);
+	snprintf(fs->mnt, sizeof(fs->mnt), "%s/mnt", base);
+	snprintf(fs->image, sizeof(fs->image), "%s/fs.img", base);
+	/* Only what mkfs and the test write takes memory: the image is sparse. */
+	snprintf(opts, sizeof(opts), "size=%uM", mib + 64);
+	if (mount("tmpfs", base, "tmpfs", 0, opts))
+		return -errno;
+	fd = open(fs->image, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)mib << 20) || close(fd))
+		goto fail;
+	snprintf(cmd, sizeof(cmd), "mkfs.%s -q '%s' >/dev/null 2>&1", fstype, fs->image);
+	if (system(cmd)) {
+		errno = ENOEXEC;
+		goto fail;
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", fs->image);
+	losetup = popen(cmd, "re");
+	if (!losetup)
+		goto fail;
+	if (!fgets(fs->loop_dev, sizeof(fs->loop_dev), losetup))
+		fs->loop_dev[0] = '\0';
+	fs->loop_dev[strcspn(fs->loop_dev, "\n")] = '\0';
+	if (pclose(losetup) || !fs->loop_dev[0]) {
+		fs->loop_dev[0] = '\0';
+		errno = ENXIO;
+		goto fail;
+	}
+	if (mkdir(fs->mnt, 0700) || mount(fs->loop_dev, fs->mnt, fstype, 0, NULL)) {
+		fs->mnt[0] = '\0';
+		goto fail;
+	}
+	return 0;
+fail:
+	fd = -errno;
+	loop_fs_umount(fs);
+	return fd;
+}
+
+int loop_fs_umount(struct loop_fs *fs)
+{
+	char cmd[128];
+	int err = 0;
+
+	if (fs->mnt[0] && umount(fs->mnt) && !err)
+		err = -errno;
+	if (fs->loop_dev[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d '%s'", fs->loop_dev);
+		if (system(cmd) && !err)
+			err = -EBUSY;
+	}
+	if (fs->base[0] && umount(fs->base) && !err)
+		err = -errno;
+	memset(fs, 0, sizeof(*fs));
+	return err;
+}
+
+long file_pages_cached(int fd, uint64_t size)
+{
+	long page = sysconf(_SC_PAGESIZE), pages = (size + page - 1) / page, i, cached = 0;
+	unsigned char *vec;
+	void *map;
+
+	if (!size)
+		return 0;
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	vec = calloc(pages, 1);
+	if (!vec || mincore(map, size, vec)) {
+		cached = vec ? -errno : -ENOMEM;
+		pages = 0;
+	}
+	for (i = 0; i < pages; i++)
+		cached += vec[i] & 1;
+	free(vec);
+	munmap(map, size);
+	return cached;
+}
+
+#define PAGEMAP_PRESENT		(1ULL << 63)
+#define PAGEMAP_PFN		((1ULL << 55) - 1)
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+
+unsigned int file_folio_orders(int fd, uint64_t size)
+{
+	long page = sysconf(_SC_PAGESIZE), pages = (size + page - 1) / page, i;
+	int pagemap = -1, kpageflags = -1;
+	unsigned int orders = 0, run = 0;
+	unsigned char *map;
+
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return 0;
+	/* Faults every page in, so that pagemap has its frame. */
+	if (madvise(map, size, MADV_POPULATE_READ)) {
+		munmap(map, size);
+		return 0;
+	}
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	kpageflags = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	/* Going one past the last page ends the last folio's run. */
+	for (i = 0; pagemap >= 0 && kpageflags >= 0 && i <= pages; i++) {
+		uint64_t entry = 0, flags = 0;
+
+		if (i < pages) {
+			if (pread(pagemap, &entry, sizeof(entry),
+				  ((uintptr_t)map / page + i) * sizeof(entry)) != sizeof(entry) ||
+			    !(entry & PAGEMAP_PRESENT) ||
+			    pread(kpageflags, &flags, sizeof(flags),
+				  (entry & PAGEMAP_PFN) * sizeof(flags)) != sizeof(flags))
+				flags = 0;
+		}
+		if (run && (flags & (1ULL << KPF_COMPOUND_TAIL))) {
+			run++;
+			continue;
+		}
+		/* A folio ended at the page before: a lone page is order 0. */
+		if (run)
+			orders |= 1u << (31 - __builtin_clz(run));
+		/* A tail here belongs to a folio that starts before the file. */
+		run = (entry & PAGEMAP_PRESENT) && !(flags & (1ULL << KPF_COMPOUND_TAIL));
+	}
+	if (pagemap >= 0)
+		close(pagemap);
+	if (kpageflags >= 0)
+		close(kpageflags);
+	munmap(map, size);
+	return orders;
+}
+
 int write_string(const char *path, const char *value)
 {
 	size_t len = strlen(value);

@@ -94,6 +94,35 @@ int drop_all_caches(void);
 /* File system type (as in /proc/self/mounts) of the mount holding @path. */
 int fs_type_of(const char *path, char *type, size_t len);
 
+/*
+ * A new file system made by mkfs.@fstype on a loop device over a sparse
+ * image of @mib MiB, which lives on a tmpfs mounted at @base (an existing
+ * directory); the file system is mounted at @base/mnt.
+ */
+struct loop_fs {
+	char base[PATH_MAX];
+	char mnt[PATH_MAX + 8];
+	char image[PATH_MAX + 16];
+	char loop_dev[64];
+};
+/* 0, or -errno (-ENOEXEC: mkfs.@fstype failed or is not installed). */
+int loop_fs_mount(struct loop_fs *fs, const char *base, const char *fstype, unsigned int mib);
+/* Undoes loop_fs_mount() as far as it got; 0 or -errno of the first failure. */
+int loop_fs_umount(struct loop_fs *fs);
+
+/*
+ * The number of pages of @fd's first @size bytes that are in the page
+ * cache (mincore() of a mapping never faulted in), or -errno.
+ */
+long file_pages_cached(int fd, uint64_t size);
+/*
+ * The orders of the folios that cache @fd's first @size bytes, as a mask
+ * (bit k: a folio of 2^k pages), from /proc/self/pagemap and
+ * /proc/kpageflags; the pages are faulted in through a mapping that is
+ * gone on return.  Needs CAP_SYS_ADMIN.  0 on failure (no folio at all).
+ */
+unsigned int file_folio_orders(int fd, uint64_t size);
+
 /* The running kernel serves <linux/buildid.h> from the Rust object. */
 int check_rust_buildid_serves(char *why, size_t len);
 
