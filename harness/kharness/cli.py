@@ -77,6 +77,11 @@ def cmd_bench(_args):
     return run_bench()
 
 
+def cmd_mutants(args):
+    from .mutants import run_mutants
+    return run_mutants(args.mutants)
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="kharness", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -98,6 +103,8 @@ def main(argv):
     t = sub.add_parser("test", help="run test stages")
     t.add_argument("stages", nargs="*")
     sub.add_parser("run", help="the 'make run' demo")
+    m = sub.add_parser("mutants", help="check that the tests catch broken readers")
+    m.add_argument("mutants", nargs="*", help="names of the mutants to run (default: all)")
     sub.add_parser("bench", help="build the benchmark kernel, run the benchmarks, write BENCHMARKS.md")
     args = p.parse_args(argv)
     try:

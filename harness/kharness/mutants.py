@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0
+"""'make mutants': the reliability tests must catch broken readers.
+
+Each mutant is one small change to a reader, of a kind that build ID readers
+have had or could easily have.  The kernel is built with it and booted
+once; the buildid_kunit suites and a set of the buildid_dev kselftest cases
+run, and the mutant is caught when every case it names reports "not ok".
+A first run without any change shows that those cases pass, so that a
+failure under a mutant is the mutant's doing.  The tree and the build are
+put back as they were at the end, whatever happened.
+"""
+
+import os
+import shlex
+import shutil
+import tempfile
+import time
+
+from . import tap
+from .common import REPO, HarnessError, info
+from .kbuild import PATCHES, Kernel
+from .testrun import (HARNESS, Tally, banner, build_buildid_kselftests, guest_programs)
+from .tree import project_files
+from .vm import boot
+
+FREADER = "rust/kernel/buildid/freader.rs"
+
+# The buildid_dev cases every run asks for: partly cached files on three
+# file systems, I/O errors and files past 4 GiB; file_query drops a file it
+# has parsed from the page cache.
+KSELFTEST_CASES = ("dev.file_query", "dev.sparse_file_beyond_4g", "dev.partly_cached_ext4",
+                   "dev.partly_cached_xfs", "dev.partly_cached_tmpfs_huge",
+                   "dev.io_error_sleepable")
+
+
+class Mutant:
+    def __init__(self, name, why, path, old, new, must_fail):
+        self.name = name
+        self.why = why
+        self.path = path
+        self.old = old
+        self.new = new
+        # "SUITE/CASE" of KUnit, or "buildid_dev/FIXTURE.CASE".
+        self.must_fail = must_fail
+
+
+MUTANTS = (
+    Mutant("cross_folio_off_by_one",
+           "the part of a fetch that comes from the next folio is copied from one byte on",
+           FREADER,
+           "            view.read(offset, dst).map_err(errno)?;\n",
+           "            view.read(offset + usize::from(done > 0), dst).map_err(errno)?;\n",
+           ["buildid_file/buildid_tmpfs_note_crosses_folio",
+            "buildid_dev/dev.partly_cached_ext4"]),
+    Mutant("no_uptodate_check",
+           "the nofault lookup uses a cached folio whose read has not completed or failed",
+           FREADER,
+           "        if !folio.is_uptodate() {\n"
+           "            return Err(errno(EFAULT));\n"
+           "        }\n",
+           "",
+           ["buildid_file/buildid_blockfs_not_uptodate",
+            "buildid_dev/dev.io_error_sleepable"]),
+    Mutant("folio_reference_leaked",
+           "moving to another folio, or to a read, never puts the reference to the last one",
+           FREADER,
+           "        self.kept_len = 0;\n"
+           "        self.view = None;\n",
+           "        self.kept_len = 0;\n"
+           "        core::mem::forget(self.view.take());\n",
+           ["buildid_file/buildid_tmpfs_note_crosses_folio",
+            "buildid_dev/dev.partly_cached_ext4",
+            "buildid_dev/dev.partly_cached_xfs"]),
+    Mutant("short_read_not_eio",
+           "a sleepable read that comes back short counts as complete",
+           FREADER,
+           "            Ok(_) => Err(errno(EIO)),\n",
+           "            Ok(_) => Ok(()),\n",
+           ["buildid_file/buildid_tmpfs_truncated"]),
+)
+
+
+def mutated_repo(dest, mutant):
+    """Copy the files the overlay takes from the repository, with mutant applied."""
+    for rel in project_files(REPO):
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(os.path.join(REPO, rel), os.path.join(dest, rel))
+    if mutant is None:
+        return
+    path = os.path.join(dest, mutant.path)
+    with open(path) as f:
+        text = f.read()
+    if text.count(mutant.old) != 1:
+        raise HarnessError(f"mutant {mutant.name}: the text to change is not in "
+                           f"{mutant.path} exactly once (found {text.count(mutant.old)})")
+    with open(path, "w") as f:
+        f.write(text.replace(mutant.old, mutant.new))
+
+
+def failed_cases(result):
+    """({"SUITE/CASE" reported not ok}, {every "SUITE/CASE" reported}) of one boot."""
+    failed, reported = set(), set()
+    kselftest = result.file("guest-output.txt").partition("=== buildid_dev ===")[2]
+    for documents, suite in ((tap.parse_ktap(result.file("dmesg.txt")), None),
+                             (tap.parse_kselftest(kselftest), "buildid_dev")):
+        for block in tap.blocks(documents):
+            for r in block.results:
+                # A KUnit suite's own result is at the top level, unnamed.
+                prefix = suite or block.name
+                name = f"{prefix}/{r.name}" if prefix else r.name
+                reported.add(name)
+                if not r.ok:
+                    failed.add(name)
+    return failed, reported
+
+
+def boot_cases(kernel):
+    bindir = guest_programs()
+    guest = os.path.join(HARNESS, "guest")
+    program = os.path.join(kernel.build, "kselftest", "buildid", "buildid_dev")
+    cases = " ".join(f"-r {shlex.quote(c)}" for c in KSELFTEST_CASES)
+    command = (f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(guest)}/kunit.sh; "
+               "echo '=== buildid_dev ==='; "
+               f"sh {shlex.quote(guest)}/kselftest-cases.sh {shlex.quote(program)} {cases}; "
+               "exit 0")
+    return boot(command, kernel=kernel, cwd="/", timeout=1800,
+                rwdirs=[os.path.join(kernel.build, "kselftest")])
+
+
+def run_mutants(names=()):
+    chosen = [m for m in MUTANTS if not names or m.name in names]
+    unknown = set(names) - {m.name for m in MUTANTS}
+    if unknown:
+        raise HarnessError(f"unknown mutant(s) {', '.join(sorted(unknown))}; known: "
+                           + ", ".join(m.name for m in MUTANTS))
+    kernel = Kernel()
+    kernel.prepare_tree()
+    kernel.configure()
+    tally = Tally()
+    rows = []
+    try:
+        for mutant in [None] + chosen:
+            name = mutant.name if mutant else "(no mutant)"
+            banner(f"mutant {name}")
+            t0 = time.monotonic()
+            with tempfile.TemporaryDirectory(prefix="buildid-mutant.") as repo:
+                mutated_repo(repo, mutant)
+                kernel.source.overlay(PATCHES, repo=repo)
+            try:
+                kernel.build_all()
+            except HarnessError as e:
+                tally.check(False, f"{name}: does not build: {e}")
+                rows.append((name, "does not build", ""))
+                continue
+            if mutant is None:
+                kernel.make("headers")
+                build_buildid_kselftests(kernel)
+            result = boot_cases(kernel)
+            failed, reported = failed_cases(result)
+            splats = len(result.splats)
+            info(f"{name}: {len(failed)} of {len(reported)} reported cases failed "
+                 f"({', '.join(sorted(failed)) or 'none'}), {splats} splat line(s), "
+                 f"{time.monotonic() - t0:.0f} s")
+            named = [c for m in chosen for c in m.must_fail]
+            if mutant is None:
+                for case in sorted(set(named)):
+                    tally.check(case in reported and case not in failed,
+                                f"without a mutant, {case} passes")
+                tally.check(result.status == 0 and not splats,
+                            f"without a mutant, the guest exits 0 with a clean log "
+                            f"(status {result.status}, {splats} splat lines)")
+                continue
+            for case in mutant.must_fail:
+                tally.check(case in failed, f"{name}: {case} fails")
+            rows.append((name, mutant.why, ", ".join(sorted(failed)) or "none"))
+    finally:
+        banner("putting the tree and the build back")
+        kernel.prepare_tree()
+        kernel.configure()
+        kernel.build_all()
+    print()
+    for name, why, failed in rows:
+        print(f"{name}: {why}\n    failing: {failed}")
+    passed, failed = tally.counts
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 else 1
