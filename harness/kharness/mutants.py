@@ -19,7 +19,7 @@ import time
 from . import tap
 from .common import REPO, HarnessError, info
 from .kbuild import PATCHES, Kernel
-from .testrun import (HARNESS, Tally, banner, build_buildid_kselftests, guest_programs)
+from .testrun import HARNESS, Tally, banner, build_buildid_kselftests, kunit_guest_command
 from .tree import project_files
 from .vm import boot
 
@@ -115,14 +115,11 @@ def failed_cases(result):
 
 
 def boot_cases(kernel):
-    bindir = guest_programs()
-    guest = os.path.join(HARNESS, "guest")
+    script = os.path.join(HARNESS, "guest", "kselftest-cases.sh")
     program = os.path.join(kernel.build, "kselftest", "buildid", "buildid_dev")
     cases = " ".join(f"-r {shlex.quote(c)}" for c in KSELFTEST_CASES)
-    command = (f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(guest)}/kunit.sh; "
-               "echo '=== buildid_dev ==='; "
-               f"sh {shlex.quote(guest)}/kselftest-cases.sh {shlex.quote(program)} {cases}; "
-               "exit 0")
+    command = (f"{kunit_guest_command()}; echo '=== buildid_dev ==='; "
+               f"sh {shlex.quote(script)} {shlex.quote(program)} {cases}; exit 0")
     return boot(command, kernel=kernel, cwd="/", timeout=1800,
                 rwdirs=[os.path.join(kernel.build, "kselftest")])
 

@@ -210,11 +210,16 @@ def kunit_verdict(boot, expected=None):
     return tally
 
 
-def stage_kunit(kernel, provoke=None):
-    """Built-in KUnit suites run at boot, then the buildid_kunit module; KTAP from the log."""
+def kunit_guest_command():
+    """The guest command that loads the buildid_kunit module (harness/guest/kunit.sh)."""
     bindir = guest_programs()
     script = os.path.join(HARNESS, "guest", "kunit.sh")
-    command = f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}"
+    return f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}"
+
+
+def stage_kunit(kernel, provoke=None):
+    """Built-in KUnit suites run at boot, then the buildid_kunit module; KTAP from the log."""
+    command = kunit_guest_command()
     boot_result = boot(with_provoke(command, provoke), kernel=kernel, cwd="/")
     return kunit_verdict(boot_result)
 
