@@ -2,10 +2,12 @@
 /*
  * Benchmarks of the build ID code, each reported as a ratio measured side
  * by side in one run: the Rust implementation against the C reference
- * (through /dev/buildid, samples/rust/rust_buildid.rs), PROCMAP_QUERY
- * against parsing /proc/self/maps, and bpf_get_stack() with and without
- * build IDs.  Run by the project's "make bench" in a kernel without debug
- * options; prints Markdown.  Not a test: it asserts nothing about speed.
+ * (through /dev/buildid, samples/rust/rust_buildid.rs), bpf_get_stack()
+ * with and without build IDs, the build ID cache's availability and costs.
+ * PROCMAP_QUERY against /proc/<pid>/maps text is procmap_bench.c.  Run by
+ * the project's "make bench" in a kernel without debug options; prints
+ * Markdown, and "PLOT" lines for the harness' picture.  Not a test: it
+ * asserts nothing about speed.
  *
  * Usage: buildid_bench LARGE_ELF   (files are copied to BUILDID_SCRATCH_DIR)
  */
@@ -37,8 +39,9 @@ DEFINE_CALL_PROBE;
 
 static const char * const mode_names[] = { "nofault", "sleepable", "memory", "empty" };
 
-#define ROUNDS 5
 #define PARSE_ROUNDS 25
+#define EVICTED_PARSES 200
+#define BPF_ROUNDS 31
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static int dev;
@@ -47,14 +50,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "buildid_bench: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* What BUILDID_IOC_BENCH times, as its flags select it. */
@@ -81,9 +76,12 @@ static uint64_t kbench(int fd, int mode, enum impl impl, unsigned int iterations
 	return b.total_ns;
 }
 
-static void row(const char *what, const char *mode, double rust, double c)
+static void row(const char *what, const char *mode, struct spread rust, struct spread c)
 {
-	printf("| %s | %s | %.0f | %.0f | %.2f |\n", what, mode, rust, c, c / rust);
+	printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n", what, mode, rust.min,
+	       rust.median, c.min, c.median, c.min / rust.min, c.median / rust.median);
+	printf("PLOT\tC time / Rust time (median)\t%s, %s\t%.3f\n", what, mode,
+	       c.median / rust.median);
 }
 
 /* Turns the build ID cache on or off; exits if there is none. */
@@ -105,10 +103,11 @@ struct parse_times {
 	unsigned int iterations;
 	uint64_t off;		/* the notes, for BUILDID_BENCH_MEMORY */
 	uint32_t len;
-	uint64_t best[NR_IMPLS];
-	uint64_t best_loop;	/* the ioctl's loop without a parse */
-	double ns[NR_IMPLS];	/* ns per parse, from best[] */
-	double loop_ns;
+	unsigned int rounds;
+	uint64_t runs[NR_IMPLS][PARSE_ROUNDS];
+	uint64_t loop_runs[PARSE_ROUNDS];	/* the ioctl's loop without a parse */
+	struct spread ns[NR_IMPLS];		/* ns per parse */
+	struct spread loop_ns;
 };
 
 /*
@@ -119,15 +118,10 @@ struct parse_times {
 static void cached_row_setup(struct parse_times *t, const char *what, const char *path,
 			     int mode, unsigned int iterations)
 {
-	int impl;
-
 	memset(t, 0, sizeof(*t));
 	t->what = what;
 	t->mode = mode;
 	t->iterations = iterations;
-	t->best_loop = UINT64_MAX;
-	for (impl = 0; impl < NR_IMPLS; impl++)
-		t->best[impl] = UINT64_MAX;
 	t->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->fd < 0)
 		die(path);
@@ -155,17 +149,14 @@ static void cached_row_round(struct parse_times *t)
 
 	if (ioctl(dev, BUILDID_IOC_BENCH, &b))
 		die("BUILDID_IOC_BENCH (empty)");
-	if (b.total_ns < t->best_loop)
-		t->best_loop = b.total_ns;
+	t->loop_runs[t->rounds] = b.total_ns;
 	for (impl = 0; impl < NR_IMPLS; impl++) {
-		uint64_t ns;
-
 		if (impl == RUST_CACHE && t->mode == BUILDID_BENCH_MEMORY)
 			continue;
-		ns = kbench(t->fd, t->mode, impl, t->iterations, t->off, t->len);
-		if (ns < t->best[impl])
-			t->best[impl] = ns;
+		t->runs[impl][t->rounds] = kbench(t->fd, t->mode, impl, t->iterations,
+						  t->off, t->len);
 	}
+	t->rounds++;
 }
 
 static void cached_row_finish(struct parse_times *t)
@@ -174,16 +165,10 @@ static void cached_row_finish(struct parse_times *t)
 
 	close(t->fd);
 	for (impl = 0; impl < NR_IMPLS; impl++)
-		t->ns[impl] = (double)t->best[impl] / t->iterations;
-	t->loop_ns = (double)t->best_loop / t->iterations;
+		t->ns[impl] = spread_of(t->runs[impl], t->rounds, t->iterations);
+	t->loop_ns = spread_of(t->loop_runs, t->rounds, t->iterations);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /*
  * Sleepable parses of a file whose pages are dropped before each one; the
@@ -213,10 +198,8 @@ static void evicted_row(const char *what, const char *path, unsigned int iterati
 		}
 	}
 	close(fd);
-	qsort(times[0], iterations, sizeof(uint64_t), cmp_u64);
-	qsort(times[1], iterations, sizeof(uint64_t), cmp_u64);
-	row(what, "sleepable, evicted (median)", (double)times[0][iterations / 2],
-	    (double)times[1][iterations / 2]);
+	row(what, "sleepable, evicted", spread_of(times[0], iterations, 1),
+	    spread_of(times[1], iterations, 1));
 	free(times[0]);
 	free(times[1]);
 }
@@ -250,8 +233,8 @@ static void parser_rows(const char *large)
 	cached_row_setup(&t[6], "small library notes", small, BUILDID_BENCH_MEMORY, 20000);
 	/*
 	 * Under TCG the guest can run at half speed for seconds at a time:
-	 * each round times every row once, so that each row's best round
-	 * comes from the whole span of the measurement.
+	 * each round times every row once, so that each row's runs come
+	 * from the whole span of the measurement.
 	 */
 	for (r = 0; r < PARSE_ROUNDS; r++)
 		for (i = 0; i < ARRAY_SIZE(t); i++)
@@ -260,241 +243,81 @@ static void parser_rows(const char *large)
 		cached_row_finish(&t[i]);
 
 	printf("\n### The parser: Rust against the C reference\n\n");
-	printf("Nanoseconds per parse inside the kernel (best of %d rounds, each round timing\n"
-	       "every row and implementation once with the same ioctl of `/dev/buildid`, the\n"
-	       "Rust parser with the build ID cache bypassed); the last column is C time /\n"
-	       "Rust time, above 1 when Rust is faster.\n\n", PARSE_ROUNDS);
-	printf("| file | mode | Rust ns | C ns | C/Rust |\n|---|---|---:|---:|---:|\n");
+	printf("Nanoseconds per parse inside the kernel, the minimum and the median of %d\n"
+	       "rounds (each round times every row and implementation once with the same\n"
+	       "ioctl of `/dev/buildid`, the Rust parser with the build ID cache bypassed;\n"
+	       "\"evicted\": %d parses each, the page cache dropped before every one).  The\n"
+	       "ratios are C time / Rust time of the minimum and of the median, above 1 when\n"
+	       "Rust is faster.\n\n", PARSE_ROUNDS, EVICTED_PARSES);
+	printf("| file | mode | Rust min ns | Rust median ns | C min ns | C median ns | C/Rust, min | C/Rust, median |\n"
+	       "|---|---|---:|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < 6; i++)
 		row(t[i].what, mode_names[t[i].mode], t[i].ns[RUST_PARSE], t[i].ns[C_REF]);
-	evicted_row("small library (16 KiB)", small, 200);
-	evicted_row("note beyond the first page", far, 200);
+	evicted_row("small library (16 KiB)", small, EVICTED_PARSES);
+	evicted_row("note beyond the first page", far, EVICTED_PARSES);
 	row(t[6].what, mode_names[t[6].mode], t[6].ns[RUST_PARSE], t[6].ns[C_REF]);
 
 	printf("\n### The build ID cache: a hit against a parse\n\n");
-	printf("The same files and rounds as above.  A hit is a lookup of the file's inode in\n"
-	       "the cache, which is how every caller of the kernel gets a build ID while the\n"
-	       "cache is on; a parse reads the ELF headers from the page cache.  \"Loop\" is\n"
-	       "the benchmark ioctl's own cost per iteration (no parse), which every column\n"
-	       "includes; the last two columns are hit / C parse with it and without it.\n"
-	       "The cache is meant to stay below 0.1.\n\n");
-	printf("| file | mode | hit ns | Rust parse ns | C parse ns | loop ns | hit / C parse | net of the loop |\n");
-	printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
-	for (i = 0; i < 6; i++)
-		printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f |\n", t[i].what,
-		       mode_names[t[i].mode], t[i].ns[RUST_CACHE], t[i].ns[RUST_PARSE],
-		       t[i].ns[C_REF], t[i].loop_ns, t[i].ns[RUST_CACHE] / t[i].ns[C_REF],
-		       (t[i].ns[RUST_CACHE] - t[i].loop_ns) / (t[i].ns[C_REF] - t[i].loop_ns));
+	printf("The same files and rounds as above (the C parse columns repeat them).  A hit\n"
+	       "is a lookup of the file's inode in the cache, which is how every caller of the\n"
+	       "kernel gets a build ID while the cache is on; a parse reads the ELF headers\n"
+	       "from the page cache.  \"Loop\" is the benchmark ioctl's own cost per iteration\n"
+	       "(no parse), which every column includes.  The ratios are hit / C parse of the\n"
+	       "minimum, of the median, and of the minimum net of the loop.  The cache is\n"
+	       "meant to stay below 0.1.\n\n");
+	printf("| file | mode | hit min ns | hit median ns | C parse min ns | C parse median ns | loop min ns | hit / C, min | hit / C, median | hit / C, min net of the loop |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (i = 0; i < 6; i++) {
+		struct spread hit = t[i].ns[RUST_CACHE], c = t[i].ns[C_REF];
+
+		printf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f | %.3f |\n",
+		       t[i].what, mode_names[t[i].mode], hit.min, hit.median, c.min, c.median,
+		       t[i].loop_ns.min, hit.min / c.min, hit.median / c.median,
+		       (hit.min - t[i].loop_ns.min) / (c.min - t[i].loop_ns.min));
+	}
 }
 
-struct text_vma {
-	uint64_t start, end;
-};
-
-/* Read and parse all of /proc/self/maps, then find each address in it. */
-static unsigned int resolve_text(const uint64_t *addrs, unsigned int n, struct text_vma *vmas,
-				 unsigned int max)
-{
-	static char buf[1 << 20];
-	unsigned int nr = 0, found = 0, i;
-	size_t len = 0;
-	ssize_t got;
-	char *p;
-	int fd;
-
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		die("/proc/self/maps");
-	while ((got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += got;
-	close(fd);
-	buf[len] = '\0';
-	for (p = buf; *p && nr < max; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
-		char *end;
-
-		vmas[nr].start = strtoull(p, &end, 16);
-		vmas[nr].end = strtoull(end + 1, &end, 16);
-		nr++;
-	}
-	for (i = 0; i < n; i++) {
-		unsigned int lo = 0, hi = nr;
-
-		while (lo < hi) {
-			unsigned int mid = (lo + hi) / 2;
-
-			if (addrs[i] < vmas[mid].start)
-				hi = mid;
-			else if (addrs[i] >= vmas[mid].end)
-				lo = mid + 1;
-			else {
-				found++;
-				break;
-			}
-		}
-	}
-	return found;
-}
-
-static unsigned int resolve_ioctl(int maps_fd, const uint64_t *addrs, unsigned int n,
-				  bool build_ids)
-{
-	unsigned char id[BUILD_ID_MAX];
-	char name[PATH_MAX];
-	unsigned int found = 0, i;
-
-	for (i = 0; i < n; i++) {
-		struct procmap_query q = {
-			.size = sizeof(q), .query_addr = addrs[i],
-			.vma_name_addr = (uintptr_t)name, .vma_name_size = sizeof(name),
-			.build_id_addr = build_ids ? (uintptr_t)id : 0,
-			.build_id_size = build_ids ? sizeof(id) : 0,
-		};
-
-		if (!ioctl(maps_fd, PROCMAP_QUERY, &q))
-			found++;
-	}
-	return found;
-}
-
-static void procmap_rows(void)
-{
-	enum { MAPPINGS = 600, ADDRS = 4000 };
-	static struct text_vma vmas[4 * MAPPINGS];
-	static uint64_t addrs[ADDRS];
-	struct elf_craft c = { .phoff = 0x40, .note_off = 0x100, .size = MAPPINGS * 4096UL };
-	enum { REREAD_ADDRS = 200 };
-	uint64_t best[5] = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
-	char path[PATH_MAX + 16];
-	double once, per, ioctl_ns;
-	unsigned int i, r, found[4];
-	int fd, maps_fd;
-
-	snprintf(path, sizeof(path), "%s/mapped.elf", scratch_dir());
-	build_id_pattern(&c.id, 20, 0x42);
-	if (elf_craft_file(path, &c))
-		die(path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		die(path);
-	/* One page per VMA; top-down placement keeps them from merging. */
-	for (i = 0; i < MAPPINGS; i++) {
-		void *m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, (off_t)i * 4096);
-
-		if (m == MAP_FAILED)
-			die("mmap");
-		addrs[i % ADDRS] = (uintptr_t)m + 64;
-	}
-	close(fd);
-	srandom(1);
-	for (i = MAPPINGS; i < ADDRS; i++)
-		addrs[i] = addrs[random() % MAPPINGS] + (random() % 4000);
-	maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (maps_fd < 0)
-		die("/proc/self/maps");
-
-	for (r = 0; r < ROUNDS; r++) {
-		uint64_t t0 = now_ns(), t1, t2, t3;
-
-		found[0] = resolve_text(addrs, ADDRS, vmas, 4 * MAPPINGS);
-		t1 = now_ns();
-		found[1] = resolve_ioctl(maps_fd, addrs, ADDRS, false);
-		t2 = now_ns();
-		found[2] = resolve_ioctl(maps_fd, addrs, ADDRS, true);
-		t3 = now_ns();
-		if (t1 - t0 < best[0])
-			best[0] = t1 - t0;
-		if (t2 - t1 < best[1])
-			best[1] = t2 - t1;
-		if (t3 - t2 < best[2])
-			best[2] = t3 - t2;
-		/* A profiler that cannot keep a copy: the text again for each address. */
-		for (i = 0; i < REREAD_ADDRS; i++)
-			resolve_text(&addrs[i], 1, vmas, 4 * MAPPINGS);
-		if (now_ns() - t3 < best[3])
-			best[3] = now_ns() - t3;
-		/* Build IDs as a kernel without the cache finds them. */
-		cache_switch(0);
-		t0 = now_ns();
-		found[3] = resolve_ioctl(maps_fd, addrs, ADDRS, true);
-		if (now_ns() - t0 < best[4])
-			best[4] = now_ns() - t0;
-		cache_switch(1);
-	}
-	close(maps_fd);
-	if (found[0] != ADDRS || found[1] != ADDRS || found[2] != ADDRS || found[3] != ADDRS) {
-		fprintf(stderr, "buildid_bench: resolved %u/%u/%u/%u of %u addresses\n",
-			found[0], found[1], found[2], found[3], ADDRS);
-		exit(1);
-	}
-	printf("\n### PROCMAP_QUERY against /proc/self/maps text\n\n");
-	printf("Resolving %d addresses in a process with more than %d mappings (best of %d\n"
-	       "rounds): the text way reads and parses all of `/proc/self/maps` once, then\n"
-	       "binary-searches (or, as a profiler must when mappings change under it, reads\n"
-	       "it again for each address); the ioctl way asks once per address (with the VMA\n"
-	       "name, and optionally the build ID).  The ratios are time per address of the\n"
-	       "text way over the method's: above 1 when the method is faster.\n\n",
-	       ADDRS, MAPPINGS, ROUNDS);
-	once = (double)best[0] / ADDRS;
-	per = (double)best[3] / REREAD_ADDRS;
-	printf("| method | ns per address | text read once / method | text read per address / method |\n"
-	       "|---|---:|---:|---:|\n");
-	printf("| /proc/self/maps text, read once | %.0f | 1.00 | %.0f |\n", once, per / once);
-	printf("| /proc/self/maps text, read per address (%d addresses) | %.0f | %.4f | 1.00 |\n",
-	       REREAD_ADDRS, per, once / per);
-	ioctl_ns = (double)best[1] / ADDRS;
-	printf("| PROCMAP_QUERY | %.0f | %.2f | %.0f |\n", ioctl_ns, once / ioctl_ns,
-	       per / ioctl_ns);
-	ioctl_ns = (double)best[2] / ADDRS;
-	printf("| PROCMAP_QUERY with build ID | %.0f | %.2f | %.0f |\n", ioctl_ns,
-	       once / ioctl_ns, per / ioctl_ns);
-
-	printf("\n### PROCMAP_QUERY: the price of build IDs\n\n");
-	printf("The same %d queries, time per query relative to PROCMAP_QUERY without build\n"
-	       "IDs.  With the cache (the kernel's default) the build ID is a hit; without it\n"
-	       "(`kernel.buildid_cache.enabled=0`) each query parses the file's headers from\n"
-	       "the page cache, as C does.\n\n", ADDRS);
-	ioctl_ns = (double)best[1] / ADDRS;
-	printf("| PROCMAP_QUERY | ns per query | relative to no build ID |\n|---|---:|---:|\n");
-	printf("| without build ID | %.0f | 1.00 |\n", ioctl_ns);
-	printf("| with build ID, cache on | %.0f | %.2f |\n", (double)best[2] / ADDRS,
-	       (double)best[2] / best[1]);
-	printf("| with build ID, cache off | %.0f | %.2f |\n", (double)best[4] / ADDRS,
-	       (double)best[4] / best[1]);
-}
-
-static double per_call(struct bpf_object *obj, const char *prog_name, unsigned int calls)
+/* Times @calls calls of the probed function with @prog_name attached. */
+static uint64_t probe_run(struct bpf_object *obj, const char *prog_name, unsigned int calls)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "buildid_probe");
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, prog_name);
-	struct bpf_link *link = NULL;
-	uint64_t t0, best = UINT64_MAX;
-	unsigned int i, r;
+	struct bpf_link *link;
+	unsigned int i;
+	uint64_t t0;
 
 	if (!prog)
 		die(prog_name);
-	if (strcmp(prog_name, "none")) {
-		link = bpf_program__attach_uprobe_opts(prog, getpid(), "/proc/self/exe",
-						       PROBE_BODY_OFFSET, &opts);
-		if (!link)
-			die(prog_name);
-	}
-	for (r = 0; r < ROUNDS; r++) {
-		t0 = now_ns();
-		for (i = 0; i < calls; i++)
-			call_probe(buildid_probe);
-		if (now_ns() - t0 < best)
-			best = now_ns() - t0;
-	}
+	link = bpf_program__attach_uprobe_opts(prog, getpid(), "/proc/self/exe",
+					       PROBE_BODY_OFFSET, &opts);
+	if (!link)
+		die(prog_name);
+	t0 = now_ns();
+	for (i = 0; i < calls; i++)
+		call_probe(buildid_probe);
+	t0 = now_ns() - t0;
 	bpf_link__destroy(link);
-	return (double)best / calls;
+	return t0;
 }
+
+enum { BPF_CALLS = 2000 };
 
 static void bpf_rows(void)
 {
+	static const char * const progs[] = {
+		"uprobe_stack_ips", "uprobe_stack", "uprobe_stack_sleepable",
+	};
+	static const char * const what[] = {
+		"bpf_get_stack(), IPs only",
+		"bpf_get_stack() + build IDs, uprobe (nofault)",
+		"bpf_get_stack() + build IDs, uprobe.s (sleepable)",
+	};
+	uint64_t runs[ARRAY_SIZE(progs)][BPF_ROUNDS];
+	struct spread ns[ARRAY_SIZE(progs)];
 	struct stack_test_data data = {};
-	struct bpf_object *obj;
 	struct bpf_map *map, *bss = NULL;
-	double ips, nofault, sleepable;
+	struct bpf_object *obj;
+	unsigned int r, k, p;
 	int key = 0;
 
 	obj = bpf_object__open_file(test_file("buildid_stack.bpf.o"), NULL);
@@ -511,9 +334,12 @@ static void bpf_rows(void)
 	data.target_tgid = getpid();
 	if (bpf_map_update_elem(bpf_map__fd(bss), &key, &data, BPF_ANY))
 		die("update .bss");
-	ips = per_call(obj, "uprobe_stack_ips", 2000);
-	nofault = per_call(obj, "uprobe_stack", 2000);
-	sleepable = per_call(obj, "uprobe_stack_sleepable", 2000);
+	/* Each round runs the three programs, in an order that rotates. */
+	for (r = 0; r < BPF_ROUNDS; r++)
+		for (k = 0; k < ARRAY_SIZE(progs); k++) {
+			p = (k + r) % ARRAY_SIZE(progs);
+			runs[p][r] = probe_run(obj, progs[p], BPF_CALLS);
+		}
 	if (bpf_map_lookup_elem(bpf_map__fd(bss), &key, &data))
 		die("lookup .bss");
 	if (data.uprobe.frames[0].status != BPF_STACK_BUILD_ID_VALID ||
@@ -522,17 +348,20 @@ static void bpf_rows(void)
 		exit(1);
 	}
 	bpf_object__close(obj);
+	for (p = 0; p < ARRAY_SIZE(progs); p++)
+		ns[p] = spread_of(runs[p], BPF_ROUNDS, BPF_CALLS);
 
 	printf("\n### bpf_get_stack() with BPF_F_USER_BUILD_ID\n\n");
 	printf("Wall time per call of a uprobed function whose program records the user\n"
-	       "stack (best of %d rounds of 2000 calls; the uprobe itself is in every row).\n\n",
-	       ROUNDS);
-	printf("| program | ns per call | relative to IPs only |\n|---|---:|---:|\n");
-	printf("| bpf_get_stack(), IPs only | %.0f | 1.00 |\n", ips);
-	printf("| bpf_get_stack() + build IDs, uprobe (nofault) | %.0f | %.2f |\n",
-	       nofault, nofault / ips);
-	printf("| bpf_get_stack() + build IDs, uprobe.s (sleepable) | %.0f | %.2f |\n",
-	       sleepable, sleepable / ips);
+	       "stack: the minimum and the median of %d rounds of %d calls, each round\n"
+	       "running the three programs one after the other in an order that rotates\n"
+	       "(the uprobe itself is in every row).  The ratios are to IPs only, of the\n"
+	       "minimum and of the median.\n\n", BPF_ROUNDS, BPF_CALLS);
+	printf("| program | min ns | median ns | relative, min | relative, median |\n"
+	       "|---|---:|---:|---:|---:|\n");
+	for (p = 0; p < ARRAY_SIZE(progs); p++)
+		printf("| %s | %.0f | %.0f | %.2f | %.2f |\n", what[p], ns[p].min, ns[p].median,
+		       ns[p].min / ns[0].min, ns[p].median / ns[0].median);
 }
 
 /*
@@ -910,14 +739,16 @@ enum overhead { MMAP_HIT, MMAP_FIRST, EXEC, EVICT_PLAIN, EVICT_CACHED, NR_OVERHE
 
 /* ns per operation with the cache off ([0]) and on ([1]) */
 static void measure_overheads(const char *lib, const char *copies, const char *tmp,
-			      double ns[NR_OVERHEADS][2])
+			      struct spread ns[NR_OVERHEADS][2])
 {
-	uint64_t best[NR_OVERHEADS][2];
+	static const unsigned int per[NR_OVERHEADS] = {
+		MMAP_CALLS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES,
+	};
+	uint64_t runs[NR_OVERHEADS][2][OVERHEAD_ROUNDS];
 	char path[PATH_MAX + 32];
 	unsigned int r, i, on, k;
 	uint64_t t0;
 
-	memset(best, 0xff, sizeof(best));
 	for (r = 0; r < OVERHEAD_ROUNDS; r++) {
 		for (on = 0; on < 2; on++) {
 			/* Off empties the cache: every copy is mapped for the first time again. */
@@ -928,7 +759,7 @@ static void measure_overheads(const char *lib, const char *copies, const char *t
 			for (i = 0; i < MMAP_CALLS; i++)
 				map_exec(lib);
 			t0 = now_ns() - t0;
-			best[MMAP_HIT][on] = t0 < best[MMAP_HIT][on] ? t0 : best[MMAP_HIT][on];
+			runs[MMAP_HIT][on][r] = t0;
 
 			t0 = now_ns();
 			for (i = 0; i < FIRST_MMAPS; i++) {
@@ -936,33 +767,27 @@ static void measure_overheads(const char *lib, const char *copies, const char *t
 				map_exec(path);
 			}
 			t0 = now_ns() - t0;
-			best[MMAP_FIRST][on] = t0 < best[MMAP_FIRST][on] ? t0 : best[MMAP_FIRST][on];
+			runs[MMAP_FIRST][on][r] = t0;
 
 			t0 = now_ns();
 			for (i = 0; i < EXECS; i++)
 				run_true();
 			t0 = now_ns() - t0;
-			best[EXEC][on] = t0 < best[EXEC][on] ? t0 : best[EXEC][on];
+			runs[EXEC][on][r] = t0;
 
 			make_files(tmp, NULL, INODES, false);
 			t0 = unlink_files(tmp, INODES);
-			best[EVICT_PLAIN][on] = t0 < best[EVICT_PLAIN][on] ? t0 : best[EVICT_PLAIN][on];
+			runs[EVICT_PLAIN][on][r] = t0;
 
 			make_files(tmp, lib, CACHED_INODES, true);
 			t0 = unlink_files(tmp, CACHED_INODES);
-			best[EVICT_CACHED][on] = t0 < best[EVICT_CACHED][on] ?
-						 t0 : best[EVICT_CACHED][on];
+			runs[EVICT_CACHED][on][r] = t0;
 		}
 	}
 	cache_switch(1);
-	for (k = 0; k < NR_OVERHEADS; k++) {
-		static const unsigned int per[NR_OVERHEADS] = {
-			MMAP_CALLS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES,
-		};
-
+	for (k = 0; k < NR_OVERHEADS; k++)
 		for (on = 0; on < 2; on++)
-			ns[k][on] = (double)best[k][on] / per[k];
-	}
+			ns[k][on] = spread_of(runs[k][on], OVERHEAD_ROUNDS, per[k]);
 }
 
 static void overhead_rows(void)
@@ -975,7 +800,7 @@ static void overhead_rows(void)
 		"unlink of a tmpfs file with a cached build ID",
 	};
 	char copies[PATH_MAX], tmp[PATH_MAX];
-	double ns[NR_OVERHEADS][2];
+	struct spread ns[NR_OVERHEADS][2];
 	const char *lib;
 	unsigned int k;
 
@@ -991,16 +816,20 @@ static void overhead_rows(void)
 		die(tmp);
 
 	printf("\n### The cache's hooks: mmap, exec and inode eviction\n\n");
-	printf("Time per operation with the cache off and on (best of %d rounds, alternating;\n"
-	       "turning the cache off empties it; under TCG, timings of operations this long\n"
-	       "vary from run to run by more than the smaller differences here).  mmap(PROT_EXEC) looks the file up and\n"
-	       "parses it on a miss; an inode's eviction looks it up and drops its entry.\n"
-	       "The library is the 16 KiB one on ext4, in the page cache; exec runs\n"
-	       "/bin/true from vng's /usr.\n\n", OVERHEAD_ROUNDS);
-	printf("| operation | cache off ns | cache on ns | on / off |\n|---|---:|---:|---:|\n");
+	printf("Time per operation with the cache off and on, the minimum and the median of\n"
+	       "%d rounds, alternating (turning the cache off empties it; under TCG, timings\n"
+	       "of operations this long vary from run to run by more than the smaller\n"
+	       "differences here).  mmap(PROT_EXEC) looks the file up and parses it on a\n"
+	       "miss; an inode's eviction looks it up and drops its entry.  The library is\n"
+	       "the 16 KiB one on ext4, in the page cache; exec runs /bin/true from vng's\n"
+	       "/usr.  The ratios are on / off of the minimum and of the median.\n\n",
+	       OVERHEAD_ROUNDS);
+	printf("| operation | off min ns | off median ns | on min ns | on median ns | on / off, min | on / off, median |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|\n");
 	for (k = 0; k < NR_OVERHEADS; k++)
-		printf("| %s | %.0f | %.0f | %.2f |\n", what[k], ns[k][0], ns[k][1],
-		       ns[k][1] / ns[k][0]);
+		printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n", what[k],
+		       ns[k][0].min, ns[k][0].median, ns[k][1].min, ns[k][1].median,
+		       ns[k][1].min / ns[k][0].min, ns[k][1].median / ns[k][0].median);
 }
 
 int main(int argc, char **argv)
@@ -1018,7 +847,6 @@ int main(int argc, char **argv)
 	/* The kernel's default; the rows that need it off say so. */
 	cache_switch(1);
 	parser_rows(argv[1]);
-	procmap_rows();
 	bpf_rows();
 	availability_rows();
 	overhead_rows();

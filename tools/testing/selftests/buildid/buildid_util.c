@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/btf.h>
 #include <linux/perf_event.h>
@@ -1140,4 +1141,29 @@ int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg)
 	munmap(ring, ring_len);
 	close(fd);
 	return err;
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @runs; the minimum and the median, each divided by @per (operations per run). */
+struct spread spread_of(uint64_t *runs, unsigned int n, double per)
+{
+	double median;
+
+	qsort(runs, n, sizeof(runs[0]), cmp_u64);
+	median = n % 2 ? runs[n / 2] : (runs[n / 2 - 1] + (double)runs[n / 2]) / 2;
+	return (struct spread){ runs[0] / per, median / per };
 }

@@ -172,4 +172,12 @@ typedef void (*exec_mapping_fn)(void *arg, const char *path, uint64_t addr,
 				const unsigned char *build_id, unsigned int size);
 int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg);
 
+/* Benchmarks: CLOCK_MONOTONIC, and the minimum and median of runs. */
+uint64_t now_ns(void);
+int cmp_u64(const void *a, const void *b);
+struct spread {
+	double min, median;
+};
+struct spread spread_of(uint64_t *runs, unsigned int n, double per);
+
 #endif
