@@ -17,6 +17,7 @@ import time
 from . import tap
 from .common import CACHE, CARGO, PYTHON, REPO, HarnessError, Progress, info, run, stream
 from .kbuild import Kernel
+from .plot import ratio_svg, split_plot_lines
 from .vm import boot, run_vm
 
 HARNESS = os.path.join(REPO, "harness")
@@ -744,6 +745,7 @@ def run_tests(stages=None):
 
 BENCH_LARGE_ELF = "/usr/bin/qemu-system-x86_64"
 BENCH_DOC = os.path.join(REPO, "BENCHMARKS.md")
+BENCH_PLOT = os.path.join(REPO, "BENCHMARKS.svg")
 
 
 def machine_description():
@@ -769,26 +771,42 @@ def run_bench():
     build_buildid_kselftests(kernel)
     bench = os.path.join(kernel.build, "kselftest", "buildid", "buildid_bench")
     script = os.path.join(HARNESS, "guest", "bench.sh")
-    result = boot(f"sh {shlex.quote(script)} {shlex.quote(bench)} {BENCH_LARGE_ELF}",
+    workloads = os.path.join(kernel.source.tree, "tools", "testing", "selftests", "buildid")
+    result = boot(f"sh {shlex.quote(script)} {shlex.quote(bench)} {BENCH_LARGE_ELF} "
+                  f"{shlex.quote(workloads)}",
                   kernel=kernel, cwd="/", timeout=1800)
     results = result.file("guest-output.txt")
     if result.failures() or "###" not in results:
         raise HarnessError(f"the benchmark run failed ({'; '.join(result.failures()) or 'no tables'}),"
                            f" see {result.run_dir}")
-    tables = results[results.index("###"):].rstrip() + "\n"
+    tables, groups = split_plot_lines(results[results.index("###"):])
+    if not groups:
+        raise HarnessError(f"the benchmarks printed no ratios to plot, see {result.run_dir}")
+    tables = tables.rstrip() + "\n"
+    with open(BENCH_PLOT, "w") as f:
+        f.write(ratio_svg(groups, "make bench: ratios, above 1 when the second-named is faster"))
     with open(BENCH_DOC, "w") as f:
         f.write(BENCH_HEADER.format(
             date=time.strftime("%Y-%m-%d"), machine=machine_description(),
-            kernel=kernel.kernel_version(), large=BENCH_LARGE_ELF) + tables)
+            kernel=kernel.kernel_version(), large=BENCH_LARGE_ELF,
+            plot=os.path.basename(BENCH_PLOT)) + tables)
     print(tables)
-    info(f"wrote {BENCH_DOC}")
+    info(f"wrote {BENCH_DOC} and {BENCH_PLOT}")
     return 0
 
 
 BENCH_HEADER = """# Benchmarks
 
 Written by `make bench` on {date}; every ratio comes from one run, with both
-sides measured alternately in the same boot.
+sides measured alternately in the same boot, and every row gives the minimum
+and the median of its runs, with their number.
+
+![The ratios of the tables below, on a log scale](<{plot}>)
+
+The picture ([{plot}](<{plot}>)) shows the medians' ratios of the tables below:
+C time / Rust time for each parser row, text time / PROCMAP_QUERY time for
+each process and batch.  A bar right of 1 means that Rust (or the ioctl) is
+faster.
 
 - **Kernel**: Linux {kernel} with `kernel/configs/buildid.config` minus the
   debug options (`kernel/configs/buildid-bench.config`: no KASAN, UBSAN,
@@ -796,15 +814,27 @@ sides measured alternately in the same boot.
   checks).
 - **Machine**: QEMU under TCG (no KVM: nested virtualization does not work
   here), 2 vCPUs, 2 GiB, on {machine}.  TCG emulates every instruction, so
-  absolute times are far above native ones; ratios between two code paths
-  doing the same work are what these numbers are for.
-- **Method**: `tools/testing/selftests/buildid/buildid_bench.c` in the guest.
-  The parser rows use the `BUILDID_IOC_BENCH` ioctl of `/dev/buildid`
+  absolute times are far above native ones, and an instruction's cost under
+  TCG is not its cost in silicon: a system call or a page-table walk costs
+  relatively more than arithmetic.  Ratios between two code paths doing the
+  same work are what these numbers are for, and even they can move on real
+  hardware.
+- **Method**: `tools/testing/selftests/buildid/buildid_bench.c` and
+  `procmap_bench.c` in the guest (`harness/guest/bench.sh`).  The parser rows
+  use the `BUILDID_IOC_BENCH` ioctl of `/dev/buildid`
   (`samples/rust/rust_buildid.rs`), which runs one entry point N times in the
   kernel and returns the time: the Rust implementation, or the C one of
   `lib/buildid.c` built as `build_id_ref_*()` (`CONFIG_BUILDID_C_REFERENCE`).
   Files live on an ext4 image so that "evicted" can drop the page cache
-  before each parse.  "Large binary" is `{large}`.
+  before each parse.  "Large binary" is `{large}`.  The PROCMAP_QUERY rows
+  profile two real processes, `buildid_workload.py` (python3 with the
+  standard library's extension modules loaded, working in many of them) and
+  `buildid_workload.pl` (perl with about thirty XS modules), whose files are
+  copied to the ext4 image and bind-mounted over the originals: vng's `/` is
+  9p, where each `open()` or `stat()` of the text side would be a round trip
+  to the host.  Any process can be measured the same way:
+  `procmap_bench NAME=pid:PID` samples it, `NAME=pid:PID:FILE` takes its
+  addresses from FILE (see the program's header).
 - **Three implementations**: the C reference, the Rust parser without the
   build ID cache, and Rust as the kernel's callers reach it, through the
   cache (`CONFIG_BUILDID_CACHE`, on by default).  The benchmark ioctl picks
