@@ -55,7 +55,7 @@ unsafe fn parse_vma(
         return EINVAL.to_errno();
     }
     // SAFETY: `vm_file` of a valid VMA stays referenced while the VMA is, per the caller.
-    let file = unsafe { File::from_raw(file) };
+    let file = unsafe { File::from_raw_file(file) };
     // SAFETY: Forwarded from the caller.
     unsafe { store(buildid::parse_file(file, mode), build_id, size) }
 }
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn build_id_parse_file(
     size: *mut u32,
 ) -> c_int {
     // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
-    let file = unsafe { File::from_raw(file) };
+    let file = unsafe { File::from_raw_file(file) };
     // SAFETY: Forwarded from the caller.
     unsafe { store(buildid::parse_file(file, Mode::Sleepable), build_id, size) }
 }
@@ -205,7 +205,7 @@ pub mod cache_exports {
         size: *mut u32,
     ) -> c_int {
         // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
-        let file = unsafe { File::from_raw(file) };
+        let file = unsafe { File::from_raw_file(file) };
         let result = cache::lookup(file, Mode::Nofault).unwrap_or(Err(ENOENT));
         // SAFETY: Forwarded from the caller.
         unsafe { super::store(result, build_id, size) }
@@ -220,7 +220,7 @@ pub mod cache_exports {
     #[no_mangle]
     pub unsafe extern "C" fn buildid_cache_fill_file(file: *mut bindings::file, deferred: bool) {
         // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
-        let file = unsafe { File::from_raw(file) };
+        let file = unsafe { File::from_raw_file(file) };
         if file.is_regular() && !cache::contains(file) {
             let _ = cache::parse_and_fill(file, deferred);
         }

@@ -7,6 +7,7 @@
 use crate::{
     bindings,
     error::{code::*, Result},
+    fs::address_space::AddressSpace,
     page::PAGE_SHIFT,
     types::{ARef, AlwaysRefCounted, Opaque},
 };
@@ -52,18 +53,13 @@ impl Folio {
     ///
     /// Returns `None` when no folio caches that index. The folio may not be uptodate: check
     /// [`Folio::is_uptodate`] before reading it.
-    ///
-    /// # Safety
-    ///
-    /// `mapping` must point to a valid `struct address_space` for the duration of the call.
-    pub unsafe fn lookup(
-        mapping: *mut bindings::address_space,
-        index: usize,
-    ) -> Option<ARef<Self>> {
-        // SAFETY: The caller guarantees that `mapping` is valid. With no flags this is
-        // `filemap_get_folio()` (an inline wrapper, called here without a helper in between): a
-        // lockless page cache lookup that neither sleeps nor takes a sleeping lock.
-        let folio = unsafe { bindings::__filemap_get_folio(mapping, index, 0, 0) };
+    #[inline]
+    pub fn lookup(mapping: &AddressSpace, index: usize) -> Option<ARef<Self>> {
+        // SAFETY: `mapping` is a valid address space by the type invariants of `AddressSpace`.
+        // With no flags this is `filemap_get_folio()` (an inline wrapper, called here without a
+        // helper in between): a lockless page cache lookup that neither sleeps nor takes a
+        // sleeping lock.
+        let folio = unsafe { bindings::__filemap_get_folio(mapping.as_ptr(), index, 0, 0) };
         // It returns `ERR_PTR(-ENOENT)` when nothing caches `index`. Error pointers are the last
         // `MAX_ERRNO` addresses (`IS_ERR_VALUE()`); testing that here saves a call into C per
         // lookup.

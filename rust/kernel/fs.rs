@@ -4,5 +4,6 @@
 //!
 //! C header: [`include/linux/fs.h`](srctree/include/linux/fs.h)
 
+pub mod address_space;
 pub mod file;
 pub mod inode;

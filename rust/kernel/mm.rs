@@ -1,137 +1,223 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The address space of another process, looked up the way `/proc/<pid>/maps` does.
+//! Memory management.
 //!
-//! C headers: [`include/linux/sched/mm.h`](srctree/include/linux/sched/mm.h),
+//! C headers: [`include/linux/mm.h`](srctree/include/linux/mm.h),
+//! [`include/linux/mm_types.h`](srctree/include/linux/mm_types.h),
+//! [`include/linux/sched/mm.h`](srctree/include/linux/sched/mm.h) and
 //! [`include/linux/mmap_lock.h`](srctree/include/linux/mmap_lock.h)
 
 use crate::{
     bindings,
     error::{code::*, from_err_ptr, Result},
-    fs::file::File,
-    types::ARef,
+    task::Task,
+    types::{ARef, AlwaysRefCounted, Opaque},
 };
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
 
-/// A user of a process' address space: an `mm_users` reference.
+pub mod virt;
+use virt::VmaRef;
+
+/// An address space (`struct mm_struct`) that stays allocated, but whose mappings may already be
+/// torn down: a reference on `mm_count`.
 ///
 /// # Invariants
 ///
-/// `self.0` points to a `struct mm_struct` on which this object owns an `mm_users` reference,
-/// taken by `mm_access()` and dropped by `mmput()`.
-pub struct MmUser(NonNull<bindings::mm_struct>);
-
-// SAFETY: An `mm_users` reference may be used and dropped from any task.
-unsafe impl Send for MmUser {}
-
-// SAFETY: All methods taking `&MmUser` only take the mmap lock for reading.
-unsafe impl Sync for MmUser {}
-
-/// The file mapped by a VMA, with the VMA's range and page offset at the time of the lookup.
-pub struct VmaFile {
-    /// The mapped file, referenced: it stays valid after the mmap lock is dropped.
-    pub file: ARef<File>,
-    /// First address of the VMA.
-    pub start: u64,
-    /// First address past the VMA.
-    pub end: u64,
-    /// Offset in the file, in pages, of `start`.
-    pub pgoff: u64,
+/// The `mm_struct` is valid and its `mm_count` is non-zero for as long as the `Mm` is
+/// reachable: every `Mm` is reached through a reference taken with `mmgrab()`.
+#[repr(transparent)]
+pub struct Mm {
+    mm: Opaque<bindings::mm_struct>,
 }
 
-impl MmUser {
-    /// The address space of process `pid`, if the current task may read it with the check of
-    /// `/proc/<pid>/maps` (`PTRACE_MODE_READ_FSCREDS`).
+// SAFETY: An `mm_count` reference may be dropped by any thread, not only the one that took it.
+unsafe impl Send for Mm {}
+// SAFETY: The methods taking `&Mm` only use atomic operations and locks of the `mm_struct`.
+unsafe impl Sync for Mm {}
+
+// SAFETY: The type invariants guarantee that `Mm` is always reference-counted (`mm_count`).
+unsafe impl AlwaysRefCounted for Mm {
+    #[inline]
+    fn inc_ref(&self) {
+        // SAFETY: A shared reference means that `mm_count` is non-zero.
+        unsafe { bindings::mmgrab(self.as_raw()) };
+    }
+
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns an `mm_count` reference, which is dropped here.
+        unsafe { bindings::mmdrop(obj.cast().as_ptr()) };
+    }
+}
+
+/// An address space whose mappings stay in place: a reference on `mm_users`.
+///
+/// # Invariants
+///
+/// The `mm_struct` is valid and its `mm_users` is non-zero for as long as the `MmWithUser` is
+/// reachable: every `MmWithUser` is reached through a reference taken with `mmget()` (or
+/// `mmget_not_zero()`, `mm_access()`).
+#[repr(transparent)]
+pub struct MmWithUser {
+    mm: Mm,
+}
+
+// SAFETY: An `mm_users` reference may be dropped by any task (`mmput()` may sleep, which the
+// `ARef` is never dropped in atomic context for).
+unsafe impl Send for MmWithUser {}
+// SAFETY: The methods taking `&MmWithUser` only use atomic operations and locks of the
+// `mm_struct`.
+unsafe impl Sync for MmWithUser {}
+
+// SAFETY: The type invariants guarantee that `MmWithUser` is always reference-counted
+// (`mm_users`).
+unsafe impl AlwaysRefCounted for MmWithUser {
+    #[inline]
+    fn inc_ref(&self) {
+        // SAFETY: A shared reference means that `mm_users` is non-zero.
+        unsafe { bindings::mmget(self.as_raw()) };
+    }
+
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns an `mm_users` reference, which is dropped here.
+        unsafe { bindings::mmput(obj.cast().as_ptr()) };
+    }
+}
+
+// An `mm_users` reference implies an `mm_count` one: everything an `Mm` offers is there too.
+impl Deref for MmWithUser {
+    type Target = Mm;
+
+    #[inline]
+    fn deref(&self) -> &Mm {
+        &self.mm
+    }
+}
+
+impl Mm {
+    /// Returns a raw pointer to the `mm_struct`.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::mm_struct {
+        self.mm.get()
+    }
+
+    /// Takes an `mm_users` reference, unless the address space has no users left, that is, its
+    /// mappings are being or have been torn down.
+    #[inline]
+    pub fn mmget_not_zero(&self) -> Option<ARef<MmWithUser>> {
+        // SAFETY: The `mm_struct` is valid by the type invariants.
+        if !unsafe { bindings::mmget_not_zero(self.as_raw()) } {
+            return None;
+        }
+        // SAFETY: `mmget_not_zero()` took an `mm_users` reference, which the `ARef` takes over;
+        // `MmWithUser` is `repr(transparent)` over the `mm_struct`.
+        Some(unsafe { ARef::from_raw(NonNull::from(self).cast()) })
+    }
+}
+
+impl MmWithUser {
+    /// Creates a reference to an [`MmWithUser`] from a valid pointer.
     ///
-    /// Fails with `ESRCH` for a missing process or one without an address space, and with
-    /// `EACCES` (or the error of the check) when access is denied.
-    pub fn access(pid: i32) -> Result<Self> {
-        // SAFETY: `find_get_pid` may be called with any number; it returns a reference or NULL.
-        let pid_ref = unsafe { bindings::find_get_pid(pid) };
-        if pid_ref.is_null() {
-            return Err(ESRCH);
-        }
-        // SAFETY: `pid_ref` is a valid `struct pid` that we hold a reference on.
-        let task = unsafe { bindings::get_pid_task(pid_ref, bindings::pid_type_PIDTYPE_PID) };
-        // SAFETY: Drops the reference `find_get_pid` took.
-        unsafe { bindings::put_pid(pid_ref) };
-        if task.is_null() {
-            return Err(ESRCH);
-        }
-        // SAFETY: `task` is a valid task that we hold a reference on.
-        let mm = unsafe { Self::from_task(task) };
-        // SAFETY: Drops the reference `get_pid_task` took.
-        unsafe { bindings::put_task_struct(task) };
-        mm
-    }
-
-    /// The address space of the current process.
-    pub fn current() -> Result<Self> {
-        // SAFETY: The current task is valid for the duration of the call.
-        unsafe { Self::from_task(bindings::get_current()) }
-    }
-
     /// # Safety
     ///
-    /// `task` must be a valid task for the duration of the call.
-    unsafe fn from_task(task: *mut bindings::task_struct) -> Result<Self> {
-        // SAFETY: The caller guarantees that `task` is valid.
-        let mm = unsafe { bindings::mm_access(task, bindings::PTRACE_MODE_READ_FSCREDS) };
-        // `mm_access` returns NULL for a task without an address space.
-        let mm = NonNull::new(from_err_ptr(mm)?).ok_or(ESRCH)?;
-        // INVARIANT: `mm_access` returned the address space with an `mm_users` reference.
-        Ok(Self(mm))
+    /// The caller must ensure that `ptr` points at a valid `mm_struct` whose `mm_users` stays
+    /// non-zero for the lifetime `'a`.
+    #[inline]
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::mm_struct) -> &'a MmWithUser {
+        // SAFETY: The caller guarantees that the pointer is valid for `'a`; `MmWithUser` is
+        // `repr(transparent)` over `struct mm_struct`.
+        unsafe { &*ptr.cast() }
     }
 
-    /// The file mapped at `addr`, or `ENOENT` when no VMA covers `addr` or it maps no file.
+    /// The address space of `task`, if the current task may read it with `mode`, the check of
+    /// `/proc/<pid>/maps` being `PTRACE_MODE_READ_FSCREDS` (`mm_access()`).
     ///
-    /// The mmap lock is held for the lookup only; the file is returned referenced.
-    pub fn file_at(&self, addr: u64) -> Result<VmaFile> {
-        let mm = self.0.as_ptr();
-        let addr = usize::try_from(addr).map_err(|_| ENOENT)?;
-        // SAFETY: `mm` is valid by the type invariants.
-        if unsafe { bindings::mmap_read_lock_killable(mm) } != 0 {
+    /// Fails with [`ESRCH`] for a task without an address space, and with [`EACCES`] (or the
+    /// error of the check) when access is denied.
+    pub fn access(task: &Task, mode: u32) -> Result<ARef<MmWithUser>> {
+        // SAFETY: `task` is a valid task for the duration of the call.
+        let mm = unsafe { bindings::mm_access(task.0.get(), mode) };
+        // `mm_access` returns NULL for a task without an address space.
+        let mm = NonNull::new(from_err_ptr(mm)?).ok_or(ESRCH)?;
+        // SAFETY: `mm_access` returned the address space with an `mm_users` reference, which the
+        // `ARef` takes over.
+        Ok(unsafe { ARef::from_raw(mm.cast()) })
+    }
+
+    /// Takes the mmap lock for reading; may sleep.
+    #[inline]
+    pub fn mmap_read_lock(&self) -> MmapReadGuard<'_> {
+        // SAFETY: The `mm_struct` is valid by the type invariants.
+        unsafe { bindings::mmap_read_lock(self.as_raw()) };
+        // INVARIANT: The lock was just taken for reading.
+        MmapReadGuard {
+            mm: self,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Takes the mmap lock for reading, unless a fatal signal interrupts the wait: then
+    /// [`EINTR`].
+    #[inline]
+    pub fn mmap_read_lock_killable(&self) -> Result<MmapReadGuard<'_>> {
+        // SAFETY: The `mm_struct` is valid by the type invariants.
+        if unsafe { bindings::mmap_read_lock_killable(self.as_raw()) } != 0 {
             return Err(EINTR);
         }
-        // SAFETY: The mmap lock is held for reading.
-        let vma = unsafe { bindings::find_vma(mm, addr as _) };
-        let found = if vma.is_null() {
-            None
-        } else {
-            // SAFETY: The VMA and its fields are stable while the mmap lock is held.
-            let (start, end, pgoff, file) = unsafe {
-                let range = (*vma).__bindgen_anon_1.__bindgen_anon_1;
-                (
-                    range.vm_start,
-                    range.vm_end,
-                    (*vma).vm_pgoff,
-                    (*vma).vm_file,
-                )
-            };
-            // `find_vma` returns the first VMA ending above `addr`, which may start above it.
-            if start <= addr as _ && !file.is_null() {
-                // SAFETY: The VMA holds a reference on its file while the mmap lock is held;
-                // `ARef::from` takes one of our own.
-                let file: ARef<File> = ARef::from(unsafe { File::from_raw(file) });
-                Some(VmaFile {
-                    file,
-                    start: start as u64,
-                    end: end as u64,
-                    pgoff: pgoff as u64,
-                })
-            } else {
-                None
-            }
-        };
-        // SAFETY: Taken above.
-        unsafe { bindings::mmap_read_unlock(mm) };
-        found.ok_or(ENOENT)
+        // INVARIANT: The lock was just taken for reading.
+        Ok(MmapReadGuard {
+            mm: self,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Takes the mmap lock for reading if nobody holds it for writing; never sleeps.
+    #[inline]
+    pub fn mmap_read_trylock(&self) -> Option<MmapReadGuard<'_>> {
+        // SAFETY: The `mm_struct` is valid by the type invariants.
+        if !unsafe { bindings::mmap_read_trylock(self.as_raw()) } {
+            return None;
+        }
+        // INVARIANT: The lock was just taken for reading.
+        Some(MmapReadGuard {
+            mm: self,
+            _not_send: PhantomData,
+        })
     }
 }
 
-impl Drop for MmUser {
+/// The mmap lock of an address space, held for reading; dropping the guard releases it.
+///
+/// # Invariants
+///
+/// The mmap lock of `mm` is held for reading by the task that made the guard.
+pub struct MmapReadGuard<'a> {
+    mm: &'a MmWithUser,
+    /// The lock must be released by the task that took it.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl MmapReadGuard<'_> {
+    /// The VMA that covers `addr`, if there is one (`vma_lookup()`).
+    #[inline]
+    pub fn vma_lookup(&self, addr: usize) -> Option<&VmaRef> {
+        // SAFETY: The `mm_struct` is valid, and by the type invariants its mmap lock is held,
+        // which `vma_lookup()` needs.
+        let vma = unsafe { bindings::vma_lookup(self.mm.as_raw(), addr) };
+        if vma.is_null() {
+            return None;
+        }
+        // SAFETY: A VMA found under the mmap lock stays valid while the lock is held, and the
+        // returned reference borrows the guard, so it cannot outlive the lock.
+        Some(unsafe { VmaRef::from_raw(vma) })
+    }
+}
+
+impl Drop for MmapReadGuard<'_> {
+    #[inline]
     fn drop(&mut self) {
-        // SAFETY: By the type invariants we own an `mm_users` reference.
-        unsafe { bindings::mmput(self.0.as_ptr()) };
+        // SAFETY: By the type invariants this task holds the lock for reading.
+        unsafe { bindings::mmap_read_unlock(self.mm.as_raw()) };
     }
 }

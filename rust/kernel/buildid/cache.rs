@@ -39,7 +39,7 @@ use crate::{
     bindings,
     error::{code::*, Result},
     fs::{
-        file::File,
+        file::LocalFile,
         inode::{Inode, Timestamp},
     },
     init::InPlaceInit,
@@ -240,7 +240,7 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
 #[inline]
-pub fn lookup(file: &File, mode: Mode) -> Option<Result<BuildId>> {
+pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
     if !is_on() {
         return None;
     }
@@ -258,7 +258,7 @@ pub fn lookup(file: &File, mode: Mode) -> Option<Result<BuildId>> {
 }
 
 /// Whether the cache holds an entry for `file` that describes its content; counts nothing.
-pub fn contains(file: &File) -> bool {
+pub fn contains(file: &LocalFile) -> bool {
     file.data_inode(true).is_some_and(|inode| {
         with_entry(inode.key(), |entry| entry.describes(inode)).unwrap_or(false)
     })
@@ -401,7 +401,7 @@ pub fn forget(key: usize, why: Stat) {
 /// meanwhile, caches what the parse found. `deferred` says who asked, for the counters.
 ///
 /// Process context, may sleep.
-pub fn parse_and_fill(file: &File, deferred: bool) -> Result<BuildId> {
+pub fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
     let parse = || super::parse_file_uncached(file, Mode::Sleepable);
     if !is_on() {
         return parse();
@@ -453,7 +453,7 @@ pub fn parse_and_fill(file: &File, deferred: bool) -> Result<BuildId> {
 }
 
 /// Queues a fill of `file` for the worker; any context, NMI included.
-pub fn defer_fill(file: &File) {
+pub fn defer_fill(file: &LocalFile) {
     if is_on() && !file.is_secretmem() {
         // SAFETY: `file` is valid for the call; the callee takes its own reference.
         unsafe { bindings::buildid_cache_defer_fill(file.as_ptr()) };

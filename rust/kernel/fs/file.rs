@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/linux/fs.h`](srctree/include/linux/fs.h)
 
-use super::inode::Inode;
+use super::{address_space::AddressSpace, inode::Inode};
 use crate::{
     bindings,
     error::{code::*, Error, Result},
@@ -12,16 +12,23 @@ use crate::{
 };
 use core::ptr::NonNull;
 
-/// An open file.
+/// An open file that may be shared between threads.
+///
+/// Every method is on [`LocalFile`], which this dereferences to. A `File` may be sent to
+/// another thread: nothing done through it relies on the file position lock of
+/// `fdget_pos()`.
 ///
 /// # Invariants
 ///
 /// The file is valid and its reference count (`f_count`) is non-zero for as long as the `File`
 /// is reachable.
 #[repr(transparent)]
-pub struct File(Opaque<bindings::file>);
+pub struct File {
+    inner: Opaque<bindings::file>,
+}
 
-// SAFETY: A `struct file` may be referenced, read and released from any thread.
+// SAFETY: A `struct file` may be referenced, read and released from any thread, and `File` has
+// no method that needs the file position lock of `fdget_pos()`.
 unsafe impl Send for File {}
 
 // SAFETY: All methods taking `&File` are safe to call concurrently from several threads.
@@ -29,12 +36,14 @@ unsafe impl Sync for File {}
 
 // SAFETY: The type invariants guarantee that `File` is always reference-counted.
 unsafe impl AlwaysRefCounted for File {
+    #[inline]
     fn inc_ref(&self) {
         // SAFETY: The existence of a shared reference means that the refcount is non-zero.
         unsafe { bindings::get_file(self.as_ptr()) };
     }
 
-    unsafe fn dec_ref(obj: NonNull<Self>) {
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<File>) {
         // SAFETY: The safety requirements guarantee that the refcount is non-zero.
         unsafe { bindings::fput(obj.cast().as_ptr()) }
     }
@@ -45,25 +54,93 @@ impl File {
     ///
     /// # Safety
     ///
-    /// The caller must ensure that `ptr` is valid and stays valid, with a non-zero refcount, for
-    /// the lifetime `'a`.
-    pub unsafe fn from_raw<'a>(ptr: *const bindings::file) -> &'a File {
+    /// The caller must ensure that `ptr` points at a valid file and that its refcount does not
+    /// reach zero during the lifetime `'a`, and that no thread uses the file position lock of
+    /// `fdget_pos()` on it while the returned reference may be sent to another thread.
+    #[inline]
+    pub unsafe fn from_raw_file<'a>(ptr: *const bindings::file) -> &'a File {
         // SAFETY: The caller guarantees that the pointer is valid for `'a`; `File` is
         // `repr(transparent)` over `struct file`.
         unsafe { &*ptr.cast() }
     }
+}
 
+impl core::ops::Deref for File {
+    type Target = LocalFile;
+
+    #[inline]
+    fn deref(&self) -> &LocalFile {
+        // SAFETY: `File` and `LocalFile` are both `repr(transparent)` over `struct file`, and a
+        // `File` meets every requirement of a `LocalFile`.
+        unsafe { LocalFile::from_raw_file(self.inner.get()) }
+    }
+}
+
+/// An open file that must stay on the thread that got it: it may be in use under the file
+/// position lock of `fdget_pos()` by that thread, which sending it elsewhere would break.
+///
+/// # Invariants
+///
+/// The file is valid and its reference count (`f_count`) is non-zero for as long as the
+/// `LocalFile` is reachable.
+#[repr(transparent)]
+pub struct LocalFile {
+    inner: Opaque<bindings::file>,
+}
+
+// SAFETY: The type invariants guarantee that `LocalFile` is always reference-counted.
+unsafe impl AlwaysRefCounted for LocalFile {
+    #[inline]
+    fn inc_ref(&self) {
+        // SAFETY: The existence of a shared reference means that the refcount is non-zero.
+        unsafe { bindings::get_file(self.as_ptr()) };
+    }
+
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<LocalFile>) {
+        // SAFETY: The safety requirements guarantee that the refcount is non-zero.
+        unsafe { bindings::fput(obj.cast().as_ptr()) }
+    }
+}
+
+/// The error of [`LocalFile::fget`]: no file is open at that descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadFdError;
+
+impl From<BadFdError> for Error {
+    #[inline]
+    fn from(_: BadFdError) -> Error {
+        EBADF
+    }
+}
+
+impl LocalFile {
     /// Takes a reference to the file open at `fd` in the current task's file table.
-    pub fn fget(fd: u32) -> Result<ARef<Self>> {
+    #[inline]
+    pub fn fget(fd: u32) -> Result<ARef<LocalFile>, BadFdError> {
         // SAFETY: `fget` may be called with any fd; it returns NULL or a referenced file.
-        let ptr = NonNull::new(unsafe { bindings::fget(fd) }).ok_or(EBADF)?;
+        let ptr = NonNull::new(unsafe { bindings::fget(fd) }).ok_or(BadFdError)?;
         // SAFETY: `fget` incremented the refcount, which the `ARef` takes over.
         Ok(unsafe { ARef::from_raw(ptr.cast()) })
     }
 
+    /// Creates a reference to a [`LocalFile`] from a valid pointer.
+    ///
+    /// # Safety
+    ///
+    /// The caller must ensure that `ptr` points at a valid file and that its refcount does not
+    /// reach zero during the lifetime `'a`.
+    #[inline]
+    pub unsafe fn from_raw_file<'a>(ptr: *const bindings::file) -> &'a LocalFile {
+        // SAFETY: The caller guarantees that the pointer is valid for `'a`; `LocalFile` is
+        // `repr(transparent)` over `struct file`.
+        unsafe { &*ptr.cast() }
+    }
+
     /// Returns a raw pointer to the file.
+    #[inline]
     pub fn as_ptr(&self) -> *mut bindings::file {
-        self.0.get()
+        self.inner.get()
     }
 
     fn inode(&self) -> *mut bindings::inode {
@@ -120,15 +197,16 @@ impl File {
     }
 
     /// The address space caching the file's data (`f_mapping`).
-    pub fn mapping(&self) -> *mut bindings::address_space {
-        // SAFETY: The file is valid; `f_mapping` is set at open time.
-        unsafe { (*self.as_ptr()).f_mapping }
+    #[inline]
+    pub fn mapping(&self) -> &AddressSpace {
+        // SAFETY: The file is valid; `f_mapping` is set at open time, and the file keeps its
+        // inode, and so the address space, alive for as long as the borrow of `self` lasts.
+        unsafe { AddressSpace::from_raw((*self.as_ptr()).f_mapping) }
     }
 
     /// Whether the file is a `memfd_secret` file, whose memory the kernel must not read.
     pub fn is_secretmem(&self) -> bool {
-        // SAFETY: `f_mapping` of a valid file is a valid address space.
-        unsafe { bindings::secretmem_mapping(self.mapping()) }
+        self.mapping().is_secretmem()
     }
 
     /// Reads into `buf` from file position `pos` (`__kernel_read`); may sleep.
