@@ -19,15 +19,18 @@
 #[cfg(CONFIG_BUILDID_CACHE)]
 pub mod cache;
 pub mod elf;
-mod freader;
+pub mod freader;
 
 use crate::{
+    bindings,
     error::{code::*, Error, Result},
-    fs::file::File,
+    folio::{Folio, FolioView},
+    fs::file::LocalFile,
+    page::PAGE_SHIFT,
 };
 use core::fmt;
 
-pub use elf::{BuildId, BUILD_ID_SIZE_MAX};
+pub use elf::{BuildId, Errno, BUILD_ID_SIZE_MAX};
 
 /// How [`parse_file`] may obtain file data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,8 +41,76 @@ pub enum Mode {
     Sleepable,
 }
 
-fn to_error(errno: i32) -> Error {
-    Error::from_errno(errno)
+// The parser's error numbers are those of the architecture.
+const _: () = {
+    assert!(Errno::EIO.to_ret() == -(bindings::EIO as i32));
+    assert!(Errno::E2BIG.to_ret() == -(bindings::E2BIG as i32));
+    assert!(Errno::EFAULT.to_ret() == -(bindings::EFAULT as i32));
+    assert!(Errno::EINVAL.to_ret() == -(bindings::EINVAL as i32));
+    assert!(Errno::ERANGE.to_ret() == -(bindings::ERANGE as i32));
+    assert!(Errno::EOVERFLOW.to_ret() == -(bindings::EOVERFLOW as i32));
+};
+
+impl From<Errno> for Error {
+    fn from(errno: Errno) -> Self {
+        Error::from_errno(errno.to_ret())
+    }
+}
+
+impl From<Error> for Errno {
+    fn from(err: Error) -> Self {
+        // An `Error` is always a valid errno.
+        Errno::from_ret(err.to_errno()).unwrap_or(Errno::EIO)
+    }
+}
+
+impl freader::FolioBytes for FolioView {
+    #[inline(always)]
+    fn pos(&self) -> i64 {
+        FolioView::pos(self)
+    }
+
+    #[inline(always)]
+    fn size(&self) -> usize {
+        FolioView::size(self)
+    }
+
+    #[inline(always)]
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), Errno> {
+        FolioView::read(self, offset, dst).map_err(Errno::from)
+    }
+}
+
+/// The page cache of an open file, read through its `f_mapping`.
+impl freader::PageCache for LocalFile {
+    type Folio = FolioView;
+
+    const PAGE_SHIFT: u32 = PAGE_SHIFT as u32;
+
+    const MAX_FILE_SIZE: i64 = bindings::MAX_LFS_FILESIZE;
+
+    #[inline]
+    fn uptodate_folio(&self, index: usize) -> Option<FolioView> {
+        let folio = Folio::lookup(self.mapping(), index)?;
+        folio.is_uptodate().then(|| FolioView::new(folio))
+    }
+
+    fn size(&self) -> i64 {
+        LocalFile::size(self)
+    }
+
+    fn is_secretmem(&self) -> bool {
+        self.mapping().is_secretmem()
+    }
+
+    fn can_read(&self) -> bool {
+        let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
+        self.mode() & readable == readable
+    }
+
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
+        self.kernel_read(buf, pos).map_err(Errno::from)
+    }
 }
 
 /// Parses the build ID of the ELF file `file`, or finds it in the build ID cache.
@@ -66,7 +137,7 @@ fn to_error(errno: i32) -> Error {
 ///     }
 /// }
 /// ```
-pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
+pub fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
     #[cfg(CONFIG_BUILDID_CACHE)]
     if file.is_regular() && cache::is_on() {
         if let Some(cached) = cache::lookup(file, mode) {
@@ -87,20 +158,16 @@ pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
 }
 
 /// [`parse_file`], without the build ID cache (`CONFIG_BUILDID_CACHE`): always parses.
-pub fn parse_file_uncached(file: &File, mode: Mode) -> Result<BuildId> {
+pub fn parse_file_uncached(file: &LocalFile, mode: Mode) -> Result<BuildId> {
     // Reading a device or a FIFO may have side effects; only regular files hold ELF images.
     if !file.is_regular() {
         return Err(EINVAL);
     }
     let result = match mode {
-        Mode::Nofault => {
-            freader::NofaultReader::new(file).and_then(|mut reader| elf::parse_elf(&mut reader))
-        }
-        Mode::Sleepable => {
-            freader::SleepableReader::new(file).and_then(|mut reader| elf::parse_elf(&mut reader))
-        }
+        Mode::Nofault => elf::parse_elf(&mut freader::NofaultReader::new(file)),
+        Mode::Sleepable => elf::parse_elf(&mut freader::SleepableReader::new(file)),
     };
-    result.map_err(to_error)
+    Ok(result?)
 }
 
 /// Parses a build ID from `notes`, the contents of one or more ELF notes, as found in a
@@ -127,7 +194,7 @@ pub fn parse_file_uncached(file: &File, mode: Mode) -> Result<BuildId> {
 /// # Ok::<(), Error>(())
 /// ```
 pub fn parse_buf(notes: &[u8]) -> Result<BuildId> {
-    elf::parse_buf(notes).map_err(to_error)
+    Ok(elf::parse_buf(notes)?)
 }
 
 impl fmt::Display for BuildId {
@@ -148,11 +215,11 @@ pub mod reference {
     use crate::{
         bindings,
         error::{code::*, to_result, Result},
-        fs::file::File,
+        fs::file::LocalFile,
     };
 
     /// [`super::parse_file`], done by the C reference.
-    pub fn parse_file(file: &File, mode: Mode) -> Result<BuildId> {
+    pub fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
         let mut id = [0u8; BUILD_ID_SIZE_MAX];
         let mut size = 0u32;
         // SAFETY: `file` is a valid open file for the call; `id` has room for

@@ -2,110 +2,24 @@
 
 //! Pure, reader-agnostic ELF build ID parser.
 //!
-//! This is a line-by-line port of the parsing half of `lib/buildid.c` (Linux 6.12):
+//! A line-by-line port of the parsing half of `lib/buildid.c` (Linux 6.12):
 //! `__build_id_parse()`, `get_build_id_32()`, `get_build_id_64()`, `parse_build_id()`
-//! and the mode-independent part of `freader_fetch()`. The way bytes are obtained
-//! (page cache folios, `__kernel_read()`, a memory buffer) is abstracted behind the
-//! [`ReadAt`] trait, so the same parser runs in the kernel (as `kernel::buildid::elf`)
-//! and in the host test crate `tools/lib/buildid` (which includes this very file via
-//! `#[path]` and compares it against the compiled C original).
+//! and the mode-independent part of `freader_fetch()`. How bytes are obtained (page
+//! cache folios, `__kernel_read()`, a memory buffer) is behind the [`ReadAt`] trait, so
+//! the same file runs in the kernel (as `kernel::buildid::elf`) and in the host test
+//! crate `tools/lib/buildid`, which includes it via `#[path]` and compares it against
+//! the compiled C original.
 //!
-//! Constraints this file keeps, and why:
+//! The file uses only `core` and no `unsafe` code, so it compiles unchanged in both
+//! crates. Fields are copied by value out of the reader, once each, so the parser never
+//! holds a reference into memory a writer may change. Nothing can panic: where C checks
+//! for overflow this uses `checked_*`, where C relies on modular arithmetic or
+//! conversions it uses `wrapping_*` and the conversion helpers at the end of the file.
 //!
-//! - Only `core` is used (no `kernel::`, `alloc` or `std`), so the file compiles
-//!   unchanged in both crates.
-//! - There is no `unsafe` code (enforced by `forbid(unsafe_code)` below): every field
-//!   is copied *by value* out of the reader (from where a fetch left the bytes, see
-//!   [`ReadAt::fetch_at`]), so the parser never holds references into memory it does
-//!   not own (the C code keeps pointers into folios and has to be careful about
-//!   invalidating them; this port cannot get that wrong), and reads each field once.
-//! - No operation can panic: the kernel builds with `overflow-checks` enabled, so every
-//!   arithmetic operation is explicit. Where C checks for overflow we use `checked_*`;
-//!   where C relies on the defined modular behaviour of unsigned arithmetic (or on
-//!   GCC's modular conversion of out-of-range values to signed types) we use
-//!   `wrapping_*` and the documented conversion helpers below. Buffer accesses go
-//!   through `get()`/slice patterns, never through indexing that could panic.
-//!
-//! # Compatibility contract
-//!
-//! For every input, every function here returns exactly what its C counterpart
-//! returns (`Ok` for 0, `Err(-errno)` otherwise, with the same errno) and produces the
-//! same 20 build ID bytes and size, *provided the reader reports the same errors as the
-//! C `freader` would for that mode*. It also issues the same sequence of reads (same
-//! offsets and lengths, in the same order) as `freader_fetch()` hands to the
-//! mode-specific code, which the host tests verify against the C original.
-//!
-//! # C behaviour reproduced on purpose (quirks)
-//!
-//! These are deliberately *not* fixed, because fixing any of them would change the
-//! result for some input on which the C code is arguably right, and the goal of this
-//! port is to be a drop-in replacement:
-//!
-//! 1. **Read errors inside a `PT_NOTE` segment are swallowed.** `get_build_id_{32,64}()`
-//!    only check whether `parse_build_id()` returned 0, so an I/O error (or `-EFAULT`
-//!    for a missing page in non-faulting mode) while reading a note is treated like
-//!    "no build ID here" and the loop continues with the next program header; the final
-//!    result is then `-EINVAL`. Read errors on the ELF header or on a program header,
-//!    however, are returned as they are.
-//! 2. **Two header reads.** The first 18 bytes (`offsetofend(Elf32_Ehdr, e_type)`) are
-//!    read and checked first (magic, then `e_type`, then class), and then the full
-//!    32- or 64-bit header is read again. A file of 18..=51 (ELF32) or 18..=63 (ELF64)
-//!    bytes therefore fails with the *reader's* error (e.g. `-EIO` from a sleepable
-//!    reader), not `-EINVAL`. (A non-faulting reader sees the page cache's zero fill
-//!    past end of file instead, i.e. `e_phnum == 0`, and the result is `-EINVAL`.)
-//! 3. **Only native little-endian layout.** `EI_DATA`, `EI_VERSION`, `e_machine` and
-//!    `e_phentsize` are ignored; fields are read as little-endian (x86_64 native). A
-//!    file that claims `ELFDATA2MSB` but has little-endian fields is accepted; a real
-//!    big-endian file fails the `e_type` check (`0x0200 != ET_EXEC`).
-//! 4. **Only `ET_EXEC` and `ET_DYN`.** `ET_REL`, `ET_CORE` etc. give `-EINVAL`; any
-//!    `EI_CLASS` other than 1 or 2 gives `-EINVAL`.
-//! 5. **At most 256 program headers** are looked at ([`MAX_PHDR_CNT`]); `e_phnum` is
-//!    silently clamped (so a note in program header 256 is never found, and
-//!    `PN_XNUM` is not special-cased).
-//! 6. **Program header table overflow check in the C types.** C checks
-//!    `phoff + phnum * sizeof(Elf_Phdr) < phoff` in 64-bit unsigned arithmetic (for
-//!    ELF32 `phoff` is a `__u32` promoted to `size_t`, so the check can never fire; for
-//!    ELF64 it catches a wrap-around past 2^64). An `e_phoff` of 2^63 or more that
-//!    does not wrap is converted to a *negative* `loff_t` offset and handed to the
-//!    reader, whose error is returned (e.g. `-EFAULT` from the non-faulting one;
-//!    `__kernel_read()` leaves it to the file system, and tmpfs reads nothing, so
-//!    `-EIO`).
-//! 7. **`p_offset` is converted to `loff_t`, `p_filesz` to `Elf32_Word`.** For ELF64 a
-//!    `p_offset` >= 2^63 becomes a negative note offset, and `p_filesz` is truncated to
-//!    its low 32 bits (a segment of 4 GiB + 36 bytes is parsed as a 36-byte segment).
-//! 8. **The note segment must end below 4 GiB.** `note_end` is a `u32` computed with
-//!    `check_add_overflow(note_off, note_size, &note_end)`, which fails when the
-//!    mathematical sum does not fit in `u32`. A negative `note_off` is accepted as long
-//!    as `note_off + note_size` lands in `0..=u32::MAX`; the first header read then goes
-//!    to the negative offset (and usually fails, see 1).
-//! 9. **The 16-byte loop bound.** A note is only examined while *more than*
-//!    `sizeof(Elf32_Nhdr) + sizeof("GNU")` = 16 bytes remain in the segment, and the
-//!    header read is always 16 bytes (header plus a 4-byte name), even for notes with
-//!    a shorter name. The difference `note_end - note_off` is computed in `loff_t`
-//!    (the `u32` is converted to `s64`) and then compared as an unsigned `size_t`.
-//! 10. **`ALIGN(x, 4)` on a `u32` wraps.** `n_namesz`/`n_descsz` values in
-//!     `0xfffffffd..=0xffffffff` align to 0, so such a note is stepped over as if its
-//!     name/descriptor were empty (the following bytes are then parsed as the next
-//!     note header). Values that do not wrap but overflow `new_off` stop the scan.
-//! 11. **Offsets are truncated to `u32`.** `new_off = note_off + sizeof(Elf32_Nhdr)` and
-//!     the descriptor offset are computed in 64-bit arithmetic and stored in `u32`
-//!     variables (modulo 2^32).
-//! 12. **Notes are always 4-byte aligned.** 8-byte aligned notes (`p_align == 8`, as
-//!     used for `.note.gnu.property`) are walked with 4-byte padding, so a build ID
-//!     note that follows an 8-aligned note whose descriptor size is not a multiple
-//!     of 8 is misparsed and usually not found. A possible improvement would be to
-//!     honour `p_align == 8` for such segments; it is *not* implemented because it
-//!     could change results for files the C code handles (a 4-aligned build ID note
-//!     in a segment that declares `p_align == 8`), and it would need `p_align` to be
-//!     threaded through; see the note on [`parse_notes`].
-//! 13. **The build ID must be named exactly `"GNU\0"`** (`n_namesz == 4`), have
-//!     `n_type == NT_GNU_BUILD_ID` (3) and a descriptor of 1..=20 bytes; the result is
-//!     zero-padded to 20 bytes. A descriptor of 0 or more than 20 bytes is skipped and
-//!     the scan continues with the next note.
-//! 14. **`-EOVERFLOW` from the fetch wrapper** (offset + size wraps around 2^64) can
-//!     only be produced by a header read at a note offset in `-16..=-1`; that error is
-//!     then swallowed by rule 1, so [`parse_elf`] never returns `-EOVERFLOW`, but
-//!     [`parse_notes`] can.
+//! For every input the result (and, for a file-backed reader, the sequence of fetches)
+//! is the one of the C code, including the C behaviour that looks like a bug but is kept
+//! on purpose. Those quirks are listed in `Documentation/core-api/buildid.rst`
+//! ("C behaviour kept on purpose"); the code that keeps quirk N says `(quirk N)`.
 
 #![forbid(unsafe_code)]
 // Mechanical enforcement of "nothing here can panic" (honoured by clippy, ignored
@@ -120,18 +34,60 @@
     clippy::todo
 )]
 
-/// `EINVAL` (asm-generic value, identical on all Linux architectures).
-pub const EINVAL: i32 = 22;
-/// `E2BIG` (asm-generic value). Readers with a bounce buffer of
-/// [`MAX_FREADER_BUF_SZ`] bytes return `-E2BIG` (the C code also `WARN_ON`s) when
-/// asked for more; the parser never asks for more.
-pub const E2BIG: i32 = 7;
-/// `ERANGE` (asm-generic value), returned by [`MemReader`] for out-of-range reads.
-pub const ERANGE: i32 = 34;
-/// `EOVERFLOW` (value of `include/uapi/asm-generic/errno.h`, used by x86, arm64,
-/// riscv and most other architectures; a kernel-side user should `static_assert` that
-/// it matches the architecture's value).
-pub const EOVERFLOW: i32 = 75;
+/// An error number of the parser and its readers: a positive `errno` value, which the C
+/// functions return negated.
+///
+/// The values used here are those of `include/uapi/asm-generic/errno-base.h` and
+/// `errno.h`, which x86, arm64, riscv and most other architectures use; the kernel side
+/// checks them against its own at build time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Errno(core::num::NonZeroU16);
+
+impl Errno {
+    /// `EIO`: a short read.
+    pub const EIO: Self = Self::known(5);
+    /// `E2BIG`: a fetch longer than a reader's bounce buffer of [`MAX_FREADER_BUF_SZ`]
+    /// bytes (the C code also `WARN_ON`s); the parser never asks for more.
+    pub const E2BIG: Self = Self::known(7);
+    /// `EFAULT`: data not in the page cache, or a `memfd_secret()` file.
+    pub const EFAULT: Self = Self::known(14);
+    /// `EINVAL`: not a supported ELF file, or no build ID note.
+    pub const EINVAL: Self = Self::known(22);
+    /// `ERANGE`: a read past the end of a [`MemReader`]'s buffer.
+    pub const ERANGE: Self = Self::known(34);
+    /// `EOVERFLOW`: a fetch whose end wraps around.
+    pub const EOVERFLOW: Self = Self::known(75);
+
+    /// The largest error number (`MAX_ERRNO`).
+    const MAX: i32 = 4095;
+
+    /// The constants above; all are non-zero.
+    const fn known(errno: u16) -> Self {
+        match core::num::NonZeroU16::new(errno) {
+            Some(errno) => Self(errno),
+            None => Self(core::num::NonZeroU16::MIN),
+        }
+    }
+
+    /// The error of a negative kernel return value `-errno`, or `None` if `ret` is not one
+    /// (it is not in `-MAX_ERRNO..=-1`).
+    pub const fn from_ret(ret: i32) -> Option<Self> {
+        if ret >= 0 || ret < -Self::MAX {
+            return None;
+        }
+        // `ret` is in `-4095..=-1`, so its negation fits in a `u16`.
+        match core::num::NonZeroU16::new(ret.unsigned_abs() as u16) {
+            Some(errno) => Some(Self(errno)),
+            None => None,
+        }
+    }
+
+    /// The negative value C returns for this error (`-errno`).
+    pub const fn to_ret(self) -> i32 {
+        // At most `MAX_ERRNO`, so the negation cannot overflow.
+        0i32.wrapping_sub(self.0.get() as i32)
+    }
+}
 
 /// `BUILD_ID_SIZE_MAX` from `include/linux/buildid.h`: the largest descriptor
 /// accepted as a build ID, and the size of the zero-padded result.
@@ -190,19 +146,17 @@ const _: () = assert!(EHDR_PREFIX_SZ <= MAX_FREADER_BUF_SZ);
 pub trait ReadAt {
     /// Copies exactly `buf.len()` bytes starting at `offset` into `buf`.
     ///
-    /// `offset` is an `loff_t` and may be negative (see the quirks in the module
-    /// documentation); implementations must reject such offsets with the same errno
-    /// as the C `freader` mode they model. On failure, return the negative errno the
-    /// corresponding C mode would store in `r->err` (e.g. `-EIO` for a short
-    /// `__kernel_read()`, `-EFAULT` for a page missing from the page cache, `-ERANGE`
-    /// for a memory buffer). The contents of `buf` after a failure are unspecified and
-    /// are never used. Returning a non-negative error value is a contract violation
-    /// (the parser passes it through unchanged).
+    /// `offset` is an `loff_t` and may be negative (quirks 6 to 8); implementations must
+    /// reject such offsets with the error of the C `freader` mode they model. On failure,
+    /// return the error the corresponding C mode would store in `r->err` (e.g.
+    /// [`Errno::EIO`] for a short `__kernel_read()`, [`Errno::EFAULT`] for a page missing
+    /// from the page cache, [`Errno::ERANGE`] for a memory buffer). The contents of `buf`
+    /// after a failure are unspecified and are never used.
     ///
     /// The parser (or [`fetch`]) has already rejected requests for which
     /// `offset + buf.len()` wraps around in 64-bit unsigned arithmetic before this, or
     /// [`ReadAt::fetch_at`], is called.
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32>;
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno>;
 
     /// Makes the `buf.len()` bytes at `offset` available to the parser, which then reads the
     /// few fields it needs from them: what C's `freader_fetch()` does when it returns a
@@ -212,7 +166,7 @@ pub trait ReadAt {
     /// default, with [`ReadAt::read_at`]), or keeps them where they are, returns
     /// [`Fetched::InReader`] and serves [`ReadAt::read_fetched`] until it is called again.
     /// Either way it fails exactly when `read_at` would, with the same error.
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
         self.read_at(offset, buf).map(|()| Fetched::InBuffer)
     }
 
@@ -235,15 +189,45 @@ pub enum Fetched {
     InReader,
 }
 
-/// C's `struct freader` as the parser sees it: the reader, the buffer a fetch may be copied
-/// into, and where the bytes of the last fetch are. Fields are read from the last fetch by
-/// value.
+/// The byte order the parser reads multi-byte fields in.
+///
+/// C reads every field in the CPU's byte order and ignores `EI_DATA` (quirk 3), and so does
+/// [`NativeEndian`], which every parse in the kernel uses. The trait exists so that the host
+/// tests can run the parser as a CPU of the other byte order would, on byte-swapped images.
+pub trait ByteOrder {
+    /// A `u16` from its bytes in file order.
+    fn u16(bytes: [u8; 2]) -> u16;
+    /// A `u32` from its bytes in file order.
+    fn u32(bytes: [u8; 4]) -> u32;
+    /// A `u64` from its bytes in file order.
+    fn u64(bytes: [u8; 8]) -> u64;
+}
+
+/// The CPU's byte order, as C reads ELF fields.
+pub struct NativeEndian;
+
+impl ByteOrder for NativeEndian {
+    #[inline(always)]
+    fn u16(bytes: [u8; 2]) -> u16 {
+        u16::from_ne_bytes(bytes)
+    }
+
+    #[inline(always)]
+    fn u32(bytes: [u8; 4]) -> u32 {
+        u32::from_ne_bytes(bytes)
+    }
+
+    #[inline(always)]
+    fn u64(bytes: [u8; 8]) -> u64 {
+        u64::from_ne_bytes(bytes)
+    }
+}
+
+/// C's `struct freader` as the parser sees it: the reader and the buffer a fetch may be
+/// copied into.
 struct Fetcher<'r, R: ?Sized> {
     reader: &'r mut R,
     buf: [u8; MAX_FREADER_BUF_SZ],
-    /// The length of the last fetch; 0 before the first one and after a failed one.
-    len: usize,
-    kept: Fetched,
 }
 
 impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
@@ -251,47 +235,58 @@ impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
         Self {
             reader,
             buf: [0; MAX_FREADER_BUF_SZ],
-            len: 0,
-            kept: Fetched::InBuffer,
         }
     }
 
     /// `freader_fetch()` of `len` bytes at `file_off`: [`fetch`]'s checks, then
     /// [`ReadAt::fetch_at`].
+    ///
+    /// The fetched bytes are read through the returned [`Fetch`], which borrows the fetcher:
+    /// they cannot be looked at after the next fetch, which may replace them. (C's rule that
+    /// the pointer `freader_fetch()` returns is only valid until the next call.)
     #[inline(always)]
-    fn fetch(&mut self, file_off: i64, len: usize) -> Result<(), i32> {
-        self.len = 0;
+    fn fetch<O: ByteOrder>(&mut self, file_off: i64, len: usize) -> Result<Fetch<'_, R, O>, Errno> {
         check_fetch(file_off, len)?;
         // The parser never asks for more than the buffer holds (see the assertions on
         // `MAX_FREADER_BUF_SZ`): C's `WARN_ON()` path.
-        let buf = self.buf.get_mut(..len).ok_or(-E2BIG)?;
-        self.kept = self.reader.fetch_at(file_off, buf)?;
-        self.len = len;
-        Ok(())
+        let buf = self.buf.get_mut(..len).ok_or(Errno::E2BIG)?;
+        let kept = self.reader.fetch_at(file_off, buf)?;
+        Ok(Fetch {
+            reader: &*self.reader,
+            bytes: match kept {
+                Fetched::InReader => None,
+                Fetched::InBuffer => Some(self.buf.get(..len).unwrap_or(&[])),
+            },
+            order: core::marker::PhantomData,
+        })
     }
+}
 
-    /// Copies bytes `at..at + dst.len()` of the last fetch; zeroes where that range is not
-    /// inside it (which the constant in-bounds offsets used in this file never cause).
+/// The bytes of one fetch, read field by field, by value, in byte order `O`.
+struct Fetch<'f, R: ?Sized, O> {
+    reader: &'f R,
+    /// The bytes, if the reader copied them into the fetcher's buffer; `None` if it kept them
+    /// ([`Fetched::InReader`]).
+    bytes: Option<&'f [u8]>,
+    order: core::marker::PhantomData<O>,
+}
+
+impl<R: ReadAt + ?Sized, O: ByteOrder> Fetch<'_, R, O> {
+    /// Copies bytes `at..at + dst.len()` of the fetch; zeroes where that range is not inside
+    /// it (which the constant in-bounds offsets used in this file never cause).
     #[inline(always)]
     fn copy(&self, at: usize, dst: &mut [u8]) {
-        match self.kept {
+        match self.bytes {
             // The reader checks the range.
-            Fetched::InReader => self.reader.read_fetched(at, dst),
-            Fetched::InBuffer => {
-                let src = self
-                    .buf
-                    .get(..self.len)
-                    .and_then(|fetched| fetched.get(at..))
-                    .and_then(|tail| tail.get(..dst.len()));
-                match src {
-                    Some(src) => dst.copy_from_slice(src),
-                    None => dst.fill(0),
-                }
-            }
+            None => self.reader.read_fetched(at, dst),
+            Some(bytes) => match bytes.get(at..).and_then(|tail| tail.get(..dst.len())) {
+                Some(src) => dst.copy_from_slice(src),
+                None => dst.fill(0),
+            },
         }
     }
 
-    /// Bytes `at..at + N` of the last fetch.
+    /// Bytes `at..at + N` of the fetch.
     #[inline(always)]
     fn array<const N: usize>(&self, at: usize) -> [u8; N] {
         let mut out = [0u8; N];
@@ -299,23 +294,23 @@ impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
         out
     }
 
-    /// A native-endian (little-endian) `u16` at `at`.
+    /// A `u16` at `at`.
     #[inline(always)]
     fn u16(&self, at: usize) -> u16 {
-        u16::from_le_bytes(self.array(at))
+        O::u16(self.array(at))
     }
 
-    /// A native-endian (little-endian) `u32` at `at`.
+    /// A `u32` at `at`.
     #[inline(always)]
     fn u32(&self, at: usize) -> u32 {
-        u32::from_le_bytes(self.array(at))
+        O::u32(self.array(at))
     }
 
     /// An `ElfN_Off`/`ElfN_Xword`-sized field (`u32` for ELF32, zero-extended).
     #[inline(always)]
     fn word(&self, at: usize, wide: bool) -> u64 {
         if wide {
-            u64::from_le_bytes(self.array(at))
+            O::u64(self.array(at))
         } else {
             u64::from(self.u32(at))
         }
@@ -344,39 +339,39 @@ impl<'a> MemReader<'a> {
 impl ReadAt for MemReader<'_> {
     /// `-ERANGE` exactly when C's `file_off + sz > r->data_sz` holds, evaluated like C:
     /// `loff_t + size_t` is computed in 64-bit unsigned arithmetic.
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
         // `usize` is at most 64 bits on every Linux target, so these are lossless.
         let data_sz = self.data.len() as u64;
         let sz = buf.len() as u64;
         if loff_as_u64(offset).wrapping_add(sz) > data_sz {
-            return Err(-ERANGE);
+            return Err(Errno::ERANGE);
         }
         // The check above already implies `0 <= offset` and `offset + sz <= len` when
         // [`fetch`] ruled out wrap-around; if this reader is used directly with a
         // wrapping request (C would index out of bounds), fail with `-ERANGE` instead.
-        let start = usize::try_from(offset).map_err(|_| -ERANGE)?;
+        let start = usize::try_from(offset).map_err(|_| Errno::ERANGE)?;
         let src = self
             .data
             .get(start..)
             .and_then(|tail| tail.get(..buf.len()))
-            .ok_or(-ERANGE)?;
+            .ok_or(Errno::ERANGE)?;
         buf.copy_from_slice(src);
         Ok(())
     }
 
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
         self.kept = &[];
         // The same checks as `read_at`, without the copy.
         let data_sz = self.data.len() as u64;
         if loff_as_u64(offset).wrapping_add(buf.len() as u64) > data_sz {
-            return Err(-ERANGE);
+            return Err(Errno::ERANGE);
         }
-        let start = usize::try_from(offset).map_err(|_| -ERANGE)?;
+        let start = usize::try_from(offset).map_err(|_| Errno::ERANGE)?;
         self.kept = self
             .data
             .get(start..)
             .and_then(|tail| tail.get(..buf.len()))
-            .ok_or(-ERANGE)?;
+            .ok_or(Errno::ERANGE)?;
         Ok(Fetched::InReader)
     }
 
@@ -443,50 +438,58 @@ impl BuildId {
 /// The `WARN_ON(r->buf && sz > r->buf_sz)` / `-E2BIG` check is mode-dependent (only
 /// file-backed readers have a bounce buffer) and therefore belongs to the reader; the
 /// parser never requests more than [`MAX_FREADER_BUF_SZ`] bytes.
-pub fn fetch<R: ReadAt + ?Sized>(reader: &mut R, file_off: i64, buf: &mut [u8]) -> Result<(), i32> {
+pub fn fetch<R: ReadAt + ?Sized>(
+    reader: &mut R,
+    file_off: i64,
+    buf: &mut [u8],
+) -> Result<(), Errno> {
     check_fetch(file_off, buf.len())?;
     reader.read_at(file_off, buf)
 }
 
-/// The wrap-around check of [`fetch`].
-fn check_fetch(file_off: i64, len: usize) -> Result<(), i32> {
+/// The wrap-around check of [`fetch`] (quirk 14).
+fn check_fetch(file_off: i64, len: usize) -> Result<(), Errno> {
     // Lossless: `usize` is at most 64 bits on Linux targets.
     let sz = len as u64;
     if loff_as_u64(file_off).checked_add(sz).is_none() {
-        return Err(-EOVERFLOW);
+        return Err(Errno::EOVERFLOW);
     }
     Ok(())
 }
 
 /// `__build_id_parse()`: parses the build ID of an ELF file.
 ///
-/// Returns the build ID, or the negative errno C would return: `-EINVAL` for a file
-/// that is not a supported ELF file or has no build ID note, or the reader's error
-/// for a failed read of the ELF header or of a program header (see the quirks in the
-/// module documentation). Releasing reader resources (C's `freader_cleanup()`) is left
-/// to the reader's `Drop`.
-pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, i32> {
+/// Returns the build ID, or the error C would return: [`Errno::EINVAL`] for a file that
+/// is not a supported ELF file or has no build ID note, or the reader's error for a
+/// failed read of the ELF header or of a program header (quirk 1). Releasing reader
+/// resources (C's `freader_cleanup()`) is left to the reader's `Drop`.
+pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, Errno> {
+    parse_elf_as::<NativeEndian, R>(reader)
+}
+
+/// [`parse_elf`], reading fields in byte order `O`.
+pub fn parse_elf_as<O: ByteOrder, R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, Errno> {
     let mut r = Fetcher::new(reader);
-    // Fetch the first 18 bytes of the ELF header for the class-independent checks.
-    r.fetch(0, EHDR_PREFIX_SZ)?;
-    let ident = &r;
+    // Fetch the first 18 bytes of the ELF header for the class-independent checks (quirk 2).
+    let ident = r.fetch::<O>(0, EHDR_PREFIX_SZ)?;
 
     // Compare magic "\x7fELF"; C compares the magic before anything else.
     if ident.array::<{ ELFMAG.len() }>(0) != ELFMAG {
-        return Err(-EINVAL);
+        return Err(Errno::EINVAL);
     }
 
-    // Only executables and shared objects; `e_type` is read in native (little) endian.
+    // Only executables and shared objects (quirk 4); `e_type` is read in native byte
+    // order (quirk 3).
     let e_type = ident.u16(E_TYPE_OFF);
     if e_type != ET_EXEC && e_type != ET_DYN {
-        return Err(-EINVAL);
+        return Err(Errno::EINVAL);
     }
 
     let [class] = ident.array::<1>(EI_CLASS);
     match class {
-        ELFCLASS32 => get_build_id::<false, R>(&mut r),
-        ELFCLASS64 => get_build_id::<true, R>(&mut r),
-        _ => Err(-EINVAL),
+        ELFCLASS32 => get_build_id::<false, O, R>(&mut r),
+        ELFCLASS64 => get_build_id::<true, O, R>(&mut r),
+        _ => Err(Errno::EINVAL),
     }
 }
 
@@ -494,43 +497,49 @@ pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, i32> {
 /// for a GNU build ID note.
 ///
 /// `note_off` has the C type `loff_t` and `note_size` the C type `Elf32_Word`; the
-/// callers convert `p_offset` and `p_filesz` exactly like C (see [`parse_elf`]).
-/// Returns the build ID, `-EINVAL` if none was found (or if `note_off + note_size`
-/// does not fit in a `u32`), or the reader's error for a failed note read.
+/// callers convert `p_offset` and `p_filesz` exactly like C (quirk 7). Returns the build
+/// ID, [`Errno::EINVAL`] if none was found (or if `note_off + note_size` does not fit in
+/// a `u32`, quirk 8), or the reader's error for a failed note read.
 ///
-/// Note on a possible improvement: honouring `p_align == 8` for note padding (as
-/// binutils does) is intentionally not implemented, because this function does not
-/// know the segment's `p_align` in C either and changing the padding would change
-/// results for inputs C handles correctly; see quirk 12 in the module documentation.
+/// Notes are padded to 4 bytes whatever the segment's `p_align` says, as in C (quirk 12).
 pub fn parse_notes<R: ReadAt + ?Sized>(
     reader: &mut R,
     note_off: i64,
     note_size: u32,
-) -> Result<BuildId, i32> {
-    find_build_id_note(&mut Fetcher::new(reader), note_off, note_size)
+) -> Result<BuildId, Errno> {
+    parse_notes_as::<NativeEndian, R>(reader, note_off, note_size)
+}
+
+/// [`parse_notes`], reading fields in byte order `O`.
+pub fn parse_notes_as<O: ByteOrder, R: ReadAt + ?Sized>(
+    reader: &mut R,
+    note_off: i64,
+    note_size: u32,
+) -> Result<BuildId, Errno> {
+    find_build_id_note::<O, R>(&mut Fetcher::new(reader), note_off, note_size)
 }
 
 /// [`parse_notes`] on the parser's view of the reader.
-fn find_build_id_note<R: ReadAt + ?Sized>(
+fn find_build_id_note<O: ByteOrder, R: ReadAt + ?Sized>(
     r: &mut Fetcher<'_, R>,
     note_off: i64,
     note_size: u32,
-) -> Result<BuildId, i32> {
+) -> Result<BuildId, Errno> {
     // check_add_overflow(note_off, note_size, &note_end) with a `u32` destination:
-    // fails unless the mathematical sum is in 0..=u32::MAX. The i64 addition itself
-    // can only overflow for sums far above u32::MAX, which fail the same way.
+    // fails unless the mathematical sum is in 0..=u32::MAX (quirk 8). The i64 addition
+    // itself can only overflow for sums far above u32::MAX, which fail the same way.
     let note_end = match note_off
         .checked_add(i64::from(note_size))
         .and_then(|end| u32::try_from(end).ok())
     {
         Some(end) => end,
-        None => return Err(-EINVAL),
+        None => return Err(Errno::EINVAL),
     };
 
     let mut note_off = note_off;
     while note_remaining_exceeds_hdr(note_end, note_off) {
-        r.fetch(note_off, NOTE_HDR_READ_SZ)?;
-        let nhdr = &*r;
+        // Always the header and a 4-byte name (quirk 9).
+        let nhdr = r.fetch::<O>(note_off, NOTE_HDR_READ_SZ)?;
 
         let name_sz = nhdr.u32(0);
         let desc_sz = nhdr.u32(4);
@@ -538,9 +547,10 @@ fn find_build_id_note<R: ReadAt + ?Sized>(
         let name = nhdr.array::<NOTE_NAME_SZ>(NHDR_SZ);
 
         // new_off = note_off + sizeof(Elf32_Nhdr): `loff_t + size_t` is evaluated in
-        // 64-bit unsigned arithmetic and stored in a `u32` (truncation).
+        // 64-bit unsigned arithmetic and stored in a `u32` (quirk 11).
         let hdr_end = trunc_u32(loff_as_u64(note_off).wrapping_add(NHDR_SZ as u64));
-        // check_add_overflow() on u32 for the (wrapping) aligned sizes, then the bound.
+        // check_add_overflow() on u32 for the (wrapping, quirk 10) aligned sizes, then the
+        // bound.
         let new_off = match hdr_end
             .checked_add(align_u32(name_sz))
             .and_then(|off| off.checked_add(align_u32(desc_sz)))
@@ -549,13 +559,15 @@ fn find_build_id_note<R: ReadAt + ?Sized>(
             _ => break,
         };
 
+        // Exactly "GNU\0", type 3, 1..=20 bytes of descriptor (quirk 13).
         if n_type == NT_GNU_BUILD_ID
             && name_sz as usize == NOTE_NAME_SZ
             && name == NOTE_NAME
             && (1..=BUILD_ID_SIZE_MAX as u32).contains(&desc_sz)
         {
             // build_id_off = note_off + sizeof(Elf32_Nhdr) + ALIGN(note_name_sz, 4),
-            // again 64-bit arithmetic stored in a `u32`, then converted back to loff_t.
+            // again 64-bit arithmetic stored in a `u32` (quirk 11), then converted back
+            // to loff_t.
             let build_id_off = trunc_u32(
                 loff_as_u64(note_off)
                     .wrapping_add(NHDR_SZ as u64)
@@ -563,9 +575,9 @@ fn find_build_id_note<R: ReadAt + ?Sized>(
             );
             let mut bytes = [0u8; BUILD_ID_SIZE_MAX];
             // `desc_sz` is in 1..=20 here, so the slice always exists.
-            let desc = bytes.get_mut(..desc_sz as usize).ok_or(-EINVAL)?;
-            r.fetch(i64::from(build_id_off), desc.len())?;
-            r.copy(0, desc);
+            let desc = bytes.get_mut(..desc_sz as usize).ok_or(Errno::EINVAL)?;
+            r.fetch::<O>(i64::from(build_id_off), desc.len())?
+                .copy(0, desc);
             // The tail of `bytes` is already zero: C's memset() of the padding.
             return Ok(BuildId {
                 bytes,
@@ -577,21 +589,26 @@ fn find_build_id_note<R: ReadAt + ?Sized>(
         note_off = i64::from(new_off);
     }
 
-    Err(-EINVAL)
+    Err(Errno::EINVAL)
 }
 
 /// `build_id_parse_buf()`: parses the build ID from a buffer holding ELF note(s), as
 /// used for the kernel's own `.notes` section.
 ///
 /// C's `buf_size` is a `u32`: a buffer longer than `u32::MAX` bytes cannot be
-/// expressed in C and is rejected with `-EINVAL` (nothing could be found past 4 GiB
-/// anyway). For every other input the result equals C's: `-EINVAL` if no build ID is
-/// found (the memory reader's `-ERANGE` cannot occur with these arguments because all
-/// reads stay within the buffer). C does not report the size (`size == NULL`); it is
-/// available from [`BuildId::size`].
-pub fn parse_buf(data: &[u8]) -> Result<BuildId, i32> {
-    let buf_size = u32::try_from(data.len()).map_err(|_| -EINVAL)?;
-    parse_notes(&mut MemReader::new(data), 0, buf_size)
+/// expressed in C and is rejected with [`Errno::EINVAL`] (nothing could be found past
+/// 4 GiB anyway). For every other input the result equals C's: [`Errno::EINVAL`] if no
+/// build ID is found (the memory reader's [`Errno::ERANGE`] cannot occur with these
+/// arguments because all reads stay within the buffer). C does not report the size
+/// (`size == NULL`); it is available from [`BuildId::size`].
+pub fn parse_buf(data: &[u8]) -> Result<BuildId, Errno> {
+    parse_buf_as::<NativeEndian>(data)
+}
+
+/// [`parse_buf`], reading fields in byte order `O`.
+pub fn parse_buf_as<O: ByteOrder>(data: &[u8]) -> Result<BuildId, Errno> {
+    let buf_size = u32::try_from(data.len()).map_err(|_| Errno::EINVAL)?;
+    parse_notes_as::<O, _>(&mut MemReader::new(data), 0, buf_size)
 }
 
 /// The loop condition of `parse_build_id()`:
@@ -657,43 +674,42 @@ const ELF64: ElfLayout = ElfLayout {
 /// Reading the 32-bit fields zero-extended to 64 bits gives exactly the C semantics
 /// for ELF32 too: `phoff + phnum * sizeof(Elf32_Phdr)` is evaluated as `size_t`
 /// (64-bit) in C, and an `Elf32_Off` converts to a non-negative `loff_t`.
-fn get_build_id<const WIDE: bool, R: ReadAt + ?Sized>(
+fn get_build_id<const WIDE: bool, O: ByteOrder, R: ReadAt + ?Sized>(
     r: &mut Fetcher<'_, R>,
-) -> Result<BuildId, i32> {
+) -> Result<BuildId, Errno> {
     let layout = if WIDE { &ELF64 } else { &ELF32 };
-    r.fetch(0, layout.ehdr_sz)?;
-    let ehdr = &*r;
+    let ehdr = r.fetch::<O>(0, layout.ehdr_sz)?;
 
     let phoff = ehdr.word(layout.e_phoff, layout.wide);
-    // Set an upper bound on the number of segments (phdrs) we iterate.
+    // Set an upper bound on the number of segments (phdrs) we iterate (quirk 5).
     let phnum = core::cmp::min(u32::from(ehdr.u16(layout.e_phnum)), MAX_PHDR_CNT);
     let phdr_sz = layout.phdr_sz as u64;
 
     // Check that phoff is not large enough to cause an overflow (64-bit unsigned, as
-    // in C; `phnum * phdr_sz` is at most 256 * 56 and cannot wrap).
+    // in C, quirk 6; `phnum * phdr_sz` is at most 256 * 56 and cannot wrap).
     if phoff.wrapping_add(u64::from(phnum).wrapping_mul(phdr_sz)) < phoff {
-        return Err(-EINVAL);
+        return Err(Errno::EINVAL);
     }
 
     for i in 0..phnum {
         // `phoff + i * sizeof(Elf_Phdr)` cannot wrap after the check above; the
-        // conversion to the `loff_t` parameter may yield a negative offset.
+        // conversion to the `loff_t` parameter may yield a negative offset (quirk 6).
         let off = phoff.wrapping_add(u64::from(i).wrapping_mul(phdr_sz));
-        r.fetch(u64_as_loff(off), layout.phdr_sz)?;
-        let phdr = &*r;
+        let phdr = r.fetch::<O>(u64_as_loff(off), layout.phdr_sz)?;
 
         if phdr.u32(0) == PT_NOTE {
+            // `p_offset` to `loff_t`, `p_filesz` to `Elf32_Word` (quirk 7).
             let note_off = u64_as_loff(phdr.word(layout.p_offset, layout.wide));
             let note_size = trunc_u32(phdr.word(layout.p_filesz, layout.wide));
             // Any failure inside the segment, including read errors, just moves on to
             // the next program header (quirk 1).
-            if let Ok(id) = find_build_id_note(r, note_off, note_size) {
+            if let Ok(id) = find_build_id_note::<O, R>(r, note_off, note_size) {
                 return Ok(id);
             }
         }
     }
 
-    Err(-EINVAL)
+    Err(Errno::EINVAL)
 }
 
 /// `ALIGN(x, 4)` on a `u32`: `(x + 3) & ~3` evaluated in `u32`, so it wraps to 0 for

@@ -1,29 +1,65 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! File readers for the build ID parser: the kernel half of C's `struct freader`.
+//! File readers for the build ID parser: the file-backed half of C's `struct freader`.
 //!
 //! Like C's `freader_fetch()`, which returns a pointer into the folio when a fetch lies inside
 //! one, the readers keep such a fetch where it is, and the parser then copies out only the
 //! fields it looks at ([`ReadAt::read_fetched`]); a fetch that crosses folios, or comes from a
-//! read, is copied into the parser's buffer. Either way the parser gets bytes by value: no Rust
+//! read, is copied into the parser's buffer. Either way the parser gets bytes by value: no
 //! reference into page-cache memory ever exists (a writer may change that memory at any time),
-//! and each field is read once, with volatile loads ([`FolioView::read`]), which is what the C
-//! code needs `READ_ONCE` for.
+//! and each field is read once ([`FolioBytes::read`]), which is what the C code needs
+//! `READ_ONCE` for.
+//!
+//! The readers work on any [`PageCache`]: in the kernel, an open file and its page cache; in
+//! the host tests (`tools/lib/buildid`, which includes this very file), a model of one that
+//! evicts folios at random, so that the cross-folio logic here is what the differential tests
+//! against the C code run. Like `elf.rs`, this file uses only `core` and no `unsafe` code.
 
-use super::elf::{Fetched, ReadAt};
-use crate::{
-    bindings,
-    error::{code::*, Error},
-    folio::{Folio, FolioView},
-    fs::file::File,
-    page::PAGE_SHIFT,
-};
+#![forbid(unsafe_code)]
 
-/// The largest file offset the page cache can index (`MAX_LFS_FILESIZE`).
-const MAX_LFS_FILESIZE: i64 = bindings::MAX_LFS_FILESIZE;
+use super::elf::{Errno, Fetched, ReadAt};
 
-fn errno(err: Error) -> i32 {
-    err.to_errno()
+/// The page cache of one file, and its read path, as the readers use them.
+pub trait PageCache {
+    /// A referenced folio: it stays in memory, with the same position and size, until dropped.
+    type Folio: FolioBytes;
+
+    /// `PAGE_SHIFT`: folios are looked up by page index.
+    const PAGE_SHIFT: u32;
+
+    /// The largest file offset the page cache can index (`MAX_LFS_FILESIZE`).
+    const MAX_FILE_SIZE: i64;
+
+    /// The uptodate folio that caches page `index`, without sleeping or taking a sleeping
+    /// lock; `None` if no folio caches it or the one that does is not uptodate.
+    fn uptodate_folio(&self, index: usize) -> Option<Self::Folio>;
+
+    /// The file size (`i_size_read()`).
+    fn size(&self) -> i64;
+
+    /// Whether the file is a `memfd_secret()` file, whose memory the kernel must not read.
+    fn is_secretmem(&self) -> bool;
+
+    /// Whether `__kernel_read()` of the file gets past its first checks: the file is open for
+    /// reading and has a `read_iter` method.
+    fn can_read(&self) -> bool;
+
+    /// Reads into `buf` from file position `pos` with `__kernel_read()`, which may sleep.
+    /// Returns the number of bytes read: fewer than `buf.len()` at end of file.
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno>;
+}
+
+/// The bytes of a referenced folio, copied out by value.
+pub trait FolioBytes {
+    /// The byte position of the folio in its file.
+    fn pos(&self) -> i64;
+
+    /// The number of bytes in the folio.
+    fn size(&self) -> usize;
+
+    /// Copies `dst.len()` bytes at `offset` within the folio into `dst`, each byte loaded once;
+    /// [`Errno::EINVAL`] if the range is not inside the folio.
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), Errno>;
 }
 
 /// The folio last used by a reader, kept across fetches like C keeps `r->folio`, so the
@@ -31,75 +67,88 @@ fn errno(err: Error) -> i32 {
 /// page cache up once.
 ///
 /// Dropping it drops the folio reference, so no path can leak one.
-#[derive(Default)]
-struct CachedFolio {
-    view: Option<FolioView>,
-    /// The offset in `view` and the length of the last fetch, if it was kept in place;
+struct CachedFolio<F> {
+    folio: Option<F>,
+    /// The offset in `folio` and the length of the last fetch, if it was kept in place;
     /// `kept_len` is 0 if it was not.
     kept_offset: usize,
     kept_len: usize,
 }
 
-impl CachedFolio {
-    /// Returns a view of the uptodate folio of `file` that caches byte `pos`, without
-    /// sleeping.
+impl<F: FolioBytes> CachedFolio<F> {
+    fn new() -> Self {
+        Self {
+            folio: None,
+            kept_offset: 0,
+            kept_len: 0,
+        }
+    }
+
+    /// Returns the uptodate folio of `cache` that caches byte `pos`, without sleeping.
     ///
-    /// `-EFAULT` if the byte is not cached, as in C's `freader_get_folio()`.
+    /// [`Errno::EFAULT`] if the byte is not cached, as in C's `freader_get_folio()`.
     #[inline(always)]
-    fn get(&mut self, file: &File, pos: i64) -> Result<&FolioView, i32> {
-        let reuse = match &self.view {
-            Some(view) => pos >= view.pos() && pos - view.pos() < view.size() as i64,
+    fn get<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result<&F, Errno> {
+        let reuse = match &self.folio {
+            Some(folio) => pos >= folio.pos() && pos - folio.pos() < folio.size() as i64,
             None => false,
         };
         if !reuse {
-            self.lookup(file, pos)?;
+            self.lookup(cache, pos)?;
         }
-        self.view.as_ref().ok_or(errno(EFAULT))
+        self.folio.as_ref().ok_or(Errno::EFAULT)
     }
 
     /// Replaces the cached folio with the one caching byte `pos`: the slow path of
     /// [`CachedFolio::get`], taken once per folio.
-    fn lookup(&mut self, file: &File, pos: i64) -> Result<(), i32> {
+    fn lookup<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result<(), Errno> {
         // Release the old folio before looking up the next one, as C does.
         self.release();
         // The page index must fit in `pgoff_t`.
-        if !(0..=MAX_LFS_FILESIZE).contains(&pos) {
-            return Err(errno(EFAULT));
+        if !(0..=C::MAX_FILE_SIZE).contains(&pos) {
+            return Err(Errno::EFAULT);
         }
-        // `pos` is non-negative, so the shifted value fits in `usize` (`pgoff_t`).
-        let index = (pos >> PAGE_SHIFT) as usize;
-        // SAFETY: `file.mapping()` is the valid address space of a referenced file.
-        let folio = unsafe { Folio::lookup(file.mapping(), index) }.ok_or(errno(EFAULT))?;
-        if !folio.is_uptodate() {
-            return Err(errno(EFAULT));
+        // `pos` is not negative and at most `MAX_LFS_FILESIZE`, so the index fits in `usize`
+        // (`pgoff_t`).
+        let index = usize::try_from(pos >> C::PAGE_SHIFT).map_err(|_| Errno::EFAULT)?;
+        let folio = cache.uptodate_folio(index).ok_or(Errno::EFAULT)?;
+        // A folio that does not hold `pos` would make `get` read the wrong bytes.
+        if pos < folio.pos() || pos - folio.pos() >= folio.size() as i64 {
+            return Err(Errno::EFAULT);
         }
-        self.view = Some(FolioView::new(folio));
+        self.folio = Some(folio);
         Ok(())
     }
 
     /// Drops the folio reference, and with it the fetch kept in place.
     fn release(&mut self) {
         self.kept_len = 0;
-        self.view = None;
+        self.folio = None;
     }
 
     /// Keeps the `len` bytes at `pos` in place, for [`CachedFolio::read_kept`], if one uptodate
     /// cached folio holds them all and they end at or before `limit`, if there is one. Never
     /// sleeps.
     ///
-    /// `-EFAULT` if byte `pos` is not cached (so copying the bytes would fail the same way);
-    /// `Ok(false)` if the bytes must be copied from more than one folio.
+    /// [`Errno::EFAULT`] if byte `pos` is not cached (so copying the bytes would fail the same
+    /// way); `Ok(false)` if the bytes must be copied from more than one folio.
     #[inline(always)]
-    fn keep(&mut self, file: &File, pos: i64, len: usize, limit: Option<i64>) -> Result<bool, i32> {
+    fn keep<C: PageCache<Folio = F>>(
+        &mut self,
+        cache: &C,
+        pos: i64,
+        len: usize,
+        limit: Option<i64>,
+    ) -> Result<bool, Errno> {
         self.kept_len = 0;
         if limit.is_some_and(|limit| pos >= limit) {
             return Ok(false);
         }
         // Fails for a negative `pos`, which no folio caches.
-        let view = self.get(file, pos)?;
+        let folio = self.get(cache, pos)?;
         // `pos` lies inside the folio, so the difference is in `0..size`.
-        let offset = (pos - view.pos()) as usize;
-        if (view.size() - offset).min(room_before(pos, limit)) < len {
+        let offset = (pos - folio.pos()) as usize;
+        if (folio.size() - offset).min(room_before(pos, limit)) < len {
             return Ok(false);
         }
         self.kept_offset = offset;
@@ -111,11 +160,11 @@ impl CachedFolio {
     /// or the range is not inside it.
     #[inline(always)]
     fn read_kept(&self, at: usize, dst: &mut [u8]) {
-        if let Some(view) = &self.view {
+        if let Some(folio) = &self.folio {
             let in_fetch = at <= self.kept_len && dst.len() <= self.kept_len - at;
             // `kept_offset + at` is inside the folio when the range is inside the fetch (and
             // `read` checks it again).
-            if in_fetch && view.read(self.kept_offset.wrapping_add(at), dst).is_ok() {
+            if in_fetch && folio.read(self.kept_offset.wrapping_add(at), dst).is_ok() {
                 return;
             }
         }
@@ -128,13 +177,13 @@ impl CachedFolio {
     ///
     /// A fetch succeeds exactly when the folios holding its bytes are cached and uptodate.
     #[inline]
-    fn copy(
+    fn copy<C: PageCache<Folio = F>>(
         &mut self,
-        file: &File,
+        cache: &C,
         pos: i64,
         buf: &mut [u8],
         limit: Option<i64>,
-    ) -> Result<(), i32> {
+    ) -> Result<(), Errno> {
         self.kept_len = 0;
         let mut done = 0;
         while done < buf.len() {
@@ -142,16 +191,16 @@ impl CachedFolio {
             // the parser's fetch wrapper.
             let at = pos.wrapping_add(done as i64);
             if limit.is_some_and(|limit| at >= limit) {
-                return Err(errno(EFAULT));
+                return Err(Errno::EFAULT);
             }
-            let view = self.get(file, at)?;
+            let folio = self.get(cache, at)?;
             // `at` lies inside the folio, so the difference is in `0..size`.
-            let offset = (at - view.pos()) as usize;
-            let chunk = (view.size() - offset)
+            let offset = (at - folio.pos()) as usize;
+            let chunk = (folio.size() - offset)
                 .min(buf.len() - done)
                 .min(room_before(at, limit));
-            let dst = buf.get_mut(done..done + chunk).ok_or(errno(EINVAL))?;
-            view.read(offset, dst).map_err(errno)?;
+            let dst = buf.get_mut(done..done + chunk).ok_or(Errno::EINVAL)?;
+            folio.read(offset, dst)?;
             done += chunk;
         }
         Ok(())
@@ -169,42 +218,37 @@ fn room_before(pos: i64, limit: Option<i64>) -> usize {
 }
 
 /// Reads from the page cache only: never sleeps, never takes a sleeping lock, and is usable
-/// in IRQ and NMI context. Data that is not cached and uptodate fails with `-EFAULT`.
+/// in IRQ and NMI context. Data that is not cached and uptodate fails with [`Errno::EFAULT`].
 ///
 /// Like C, this ignores the file size: bytes past end of file in the last folio read as the
 /// zeroes the page cache holds there.
-///
-/// # Invariants
-///
-/// `file` is not a `memfd_secret()` file.
-pub(crate) struct NofaultReader<'a> {
-    file: &'a File,
-    cache: CachedFolio,
+pub struct NofaultReader<'a, C: PageCache> {
+    file: &'a C,
+    cache: CachedFolio<C::Folio>,
+    secretmem: bool,
 }
 
-impl<'a> NofaultReader<'a> {
-    /// A reader of `file`, or `-EFAULT` for a `memfd_secret()` file: C fails every fetch of
-    /// those, and so the parse at its first fetch, because reading that memory would defeat
-    /// its purpose. (A file's mapping never changes, so this is checked once.)
-    pub(crate) fn new(file: &'a File) -> Result<Self, i32> {
-        if file.is_secretmem() {
-            return Err(errno(EFAULT));
-        }
-        // INVARIANT: Checked above.
-        Ok(Self {
+impl<'a, C: PageCache> NofaultReader<'a, C> {
+    /// A reader of `file`.
+    pub fn new(file: &'a C) -> Self {
+        Self {
             file,
-            cache: CachedFolio::default(),
-        })
+            cache: CachedFolio::new(),
+            // A file's mapping never changes, so this is looked up once.
+            secretmem: file.is_secretmem(),
+        }
     }
 }
 
-impl ReadAt for NofaultReader<'_> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+impl<C: PageCache> ReadAt for NofaultReader<'_, C> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+        reject_secretmem(self.secretmem)?;
         self.cache.copy(self.file, offset, buf, None)
     }
 
     #[inline(always)]
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+        reject_secretmem(self.secretmem)?;
         if self.cache.keep(self.file, offset, buf.len(), None)? {
             return Ok(Fetched::InReader);
         }
@@ -218,40 +262,42 @@ impl ReadAt for NofaultReader<'_> {
     }
 }
 
+/// C fails every fetch from a `memfd_secret()` file with `-EFAULT`, after the checks every
+/// fetch starts with: reading that memory would defeat its purpose.
+#[inline(always)]
+fn reject_secretmem(secretmem: bool) -> Result<(), Errno> {
+    if secretmem {
+        return Err(Errno::EFAULT);
+    }
+    Ok(())
+}
+
 /// Reads in sleepable context: serves a fetch from the page cache when every byte of it is
 /// cached, uptodate and below the file size, and otherwise reads it with `__kernel_read`,
-/// which faults the data in. A short read is `-EIO`.
+/// which faults the data in. A short read is [`Errno::EIO`].
 ///
 /// C issues one `__kernel_read` per fetch of at most 64 bytes even when the data is cached;
 /// going to the page cache first gives the same bytes without the per-call overhead of the
 /// read path. The result only differs from C's where `__kernel_read` would fail on a file
 /// whose data is nevertheless cached; to rule that out the cache is only used for files
-/// opened for reading with a `read_iter` method (the checks `__kernel_read` starts with), and
-/// never past end of file, where `__kernel_read` returns a short read.
-///
-/// # Invariants
-///
-/// `file` is not a `memfd_secret()` file.
-pub(crate) struct SleepableReader<'a> {
-    file: &'a File,
-    cache: CachedFolio,
+/// `__kernel_read` can read ([`PageCache::can_read`]), and never past end of file, where
+/// `__kernel_read` returns a short read.
+pub struct SleepableReader<'a, C: PageCache> {
+    file: &'a C,
+    cache: CachedFolio<C::Folio>,
     cache_usable: bool,
+    secretmem: bool,
 }
 
-impl<'a> SleepableReader<'a> {
-    /// A reader of `file`, or `-EFAULT` for a `memfd_secret()` file, as for
-    /// [`NofaultReader::new`].
-    pub(crate) fn new(file: &'a File) -> Result<Self, i32> {
-        if file.is_secretmem() {
-            return Err(errno(EFAULT));
-        }
-        let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
-        // INVARIANT: Checked above.
-        Ok(Self {
+impl<'a, C: PageCache> SleepableReader<'a, C> {
+    /// A reader of `file`.
+    pub fn new(file: &'a C) -> Self {
+        Self {
             file,
-            cache: CachedFolio::default(),
-            cache_usable: file.mode() & readable == readable,
-        })
+            cache: CachedFolio::new(),
+            cache_usable: file.can_read(),
+            secretmem: file.is_secretmem(),
+        }
     }
 
     /// The file size, if the `len` bytes at `offset` may be served from the page cache:
@@ -268,26 +314,26 @@ impl<'a> SleepableReader<'a> {
     }
 
     /// Reads `buf.len()` bytes at `offset` with `__kernel_read`.
-    fn read(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+    fn read(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
         // Do not hold a folio reference across a read that may sleep for I/O.
         self.cache.release();
-        match self.file.kernel_read(buf, offset) {
-            Ok(n) if n == buf.len() => Ok(()),
-            Ok(_) => Err(errno(EIO)),
-            Err(e) => Err(errno(e)),
+        match self.file.read(buf, offset)? {
+            n if n == buf.len() => Ok(()),
+            _ => Err(Errno::EIO),
         }
     }
 }
 
-impl ReadAt for SleepableReader<'_> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+impl<C: PageCache> ReadAt for SleepableReader<'_, C> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
         if self.fetch_at(offset, buf)? == Fetched::InReader {
             self.read_fetched(0, buf);
         }
         Ok(())
     }
 
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+        reject_secretmem(self.secretmem)?;
         if let Some(size) = self.cache_limit(offset, buf.len()) {
             match self.cache.keep(self.file, offset, buf.len(), Some(size)) {
                 Ok(true) => return Ok(Fetched::InReader),

@@ -7,6 +7,7 @@
 #[path = "../../../rust/kernel/buildid/elf.rs"]
 mod elf;
 
+use elf::Errno;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -15,12 +16,15 @@ use std::os::unix::fs::FileExt;
 struct FileReader(File);
 
 impl elf::ReadAt for FileReader {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        let offset = u64::try_from(offset).map_err(|_| -libc::EINVAL)?;
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+        let offset = u64::try_from(offset).map_err(|_| Errno::EINVAL)?;
         match self.0.read_exact_at(buf, offset) {
             Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(-libc::EIO),
-            Err(e) => Err(-e.raw_os_error().unwrap_or(libc::EIO)),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Errno::EIO),
+            Err(e) => Err(e
+                .raw_os_error()
+                .and_then(|errno| Errno::from_ret(-errno))
+                .unwrap_or(Errno::EIO)),
         }
     }
 }
@@ -33,7 +37,7 @@ pub fn build_id(path: &str) -> io::Result<Vec<u8>> {
     }
     elf::parse_elf(&mut FileReader(file))
         .map(|id| id.as_bytes().to_vec())
-        .map_err(|errno| io::Error::from_raw_os_error(-errno))
+        .map_err(|errno| io::Error::from_raw_os_error(-errno.to_ret()))
 }
 
 #[cfg(test)]

@@ -45,8 +45,11 @@ struct folio *filemap_get_folio(struct address_space *mapping, pgoff_t index)
 {
 	struct shim_model *m = mapping->model;
 	unsigned long long k = index / (m->folio_size >> PAGE_SHIFT);
+	unsigned long long n = m->lookups++;
 	struct folio *folio;
 
+	if (n < 64 && (m->evict_mask >> n & 1))
+		return ERR_PTR(-ENOENT);
 	/* Folios past the end of the file never exist. */
 	if (k >= shim_nr_folios(m) || k >= m->cache_len || !m->cache[k])
 		return ERR_PTR(-ENOENT);
@@ -138,6 +141,7 @@ static int shim_begin(struct shim_model *m)
 	m->trace_len = 0;
 	m->folio_gets = m->folio_puts = m->kmaps = m->kunmaps = 0;
 	m->warns = 0;
+	m->lookups = 0;
 	m->image = NULL;
 	if (nr) {
 		m->image = calloc(nr, m->folio_size);

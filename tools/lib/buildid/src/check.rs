@@ -3,8 +3,9 @@
 //! Runs one call through both implementations and compares them.
 
 use crate::cref::{self, Entry, Mode, Outcome, SENTINEL_SIZE};
-use crate::elf::{self, MemReader};
-use crate::model::{FileModel, NofaultReader, SleepableReader};
+use crate::elf::{self, ByteOrder, Errno, Fetched, MemReader, NativeEndian, ReadAt};
+use crate::freader::{NofaultReader, SleepableReader};
+use crate::model::{FileModel, OpenFile};
 
 /// `(offset, length)` of each read issued to a sleepable reader, in order.
 pub type Trace = Vec<(i64, u64)>;
@@ -52,15 +53,16 @@ pub struct Observed {
     pub rust_trace: Option<Trace>,
     /// `__kernel_read()` calls made by C.
     pub c_trace: Option<Trace>,
-    /// Description of any C resource imbalance or `WARN_ON()`.
-    pub c_problem: Option<String>,
+    /// Description of any resource imbalance or `WARN_ON()` on either side, or of
+    /// different page cache lookups.
+    pub problem: Option<String>,
 }
 
 impl Observed {
     /// `Ok(outcome)` if both agree on everything, else a description.
     pub fn agreed(&self) -> Result<Outcome, String> {
-        if let Some(p) = &self.c_problem {
-            return Err(format!("C side: {p}"));
+        if let Some(p) = &self.problem {
+            return Err(p.clone());
         }
         if self.rust != self.c {
             return Err(format!(
@@ -78,106 +80,176 @@ impl Observed {
     }
 }
 
-fn rust_file(
-    file: &FileModel,
-    mode: Mode,
-    f: impl Fn(&mut dyn elf::ReadAt) -> Result<elf::BuildId, i32>,
-) -> (Outcome, Option<Trace>) {
-    match mode {
-        Mode::Sleepable => {
-            let mut r = SleepableReader::new(file);
-            let res = f(&mut r);
-            (Outcome::from_rust(&res), Some(r.trace))
+/// Records the fetches the parser hands to a reader: with a sleepable reader, C calls
+/// `__kernel_read()` once for each of them, unless the file is a `memfd_secret()` one.
+struct Traced<R> {
+    reader: R,
+    secretmem: bool,
+    trace: Trace,
+}
+
+impl<R: ReadAt> ReadAt for Traced<R> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+        if !self.secretmem {
+            self.trace.push((offset, buf.len() as u64));
         }
-        Mode::Nofault => {
-            let mut r = NofaultReader::new(file);
-            (Outcome::from_rust(&f(&mut r)), None)
+        self.reader.read_at(offset, buf)
+    }
+
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+        if !self.secretmem {
+            self.trace.push((offset, buf.len() as u64));
         }
+        self.reader.fetch_at(offset, buf)
+    }
+
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        self.reader.read_fetched(at, dst)
     }
 }
 
-fn c_file(call: cref::FileCall, mode: Mode) -> (Outcome, Option<Trace>, Option<String>) {
-    let problem = (!call.balanced()).then(|| {
-        format!(
-            "folio gets {} puts {}, kmaps {} kunmaps {}, warns {}",
-            call.folio_gets, call.folio_puts, call.kmaps, call.kunmaps, call.warns
-        )
-    });
-    let trace = (mode == Mode::Sleepable).then_some(call.trace);
-    (call.outcome, trace, problem)
+/// What the kernel's reader did on a file of the model.
+struct RustFileCall {
+    outcome: Outcome,
+    /// The fetches of a sleepable parse.
+    trace: Option<Trace>,
+    lookups: u64,
+    /// Folio references still held after the reader was dropped.
+    leaked: i64,
+}
+
+fn rust_file(
+    file: &FileModel,
+    mode: Mode,
+    f: impl Fn(&mut dyn ReadAt) -> Result<elf::BuildId, Errno>,
+) -> RustFileCall {
+    let open = OpenFile::new(file);
+    let cache = &open;
+    let (result, trace) = match mode {
+        Mode::Sleepable => {
+            let mut traced = Traced {
+                reader: SleepableReader::new(&cache),
+                secretmem: file.secretmem,
+                trace: Vec::new(),
+            };
+            (f(&mut traced), traced.trace)
+        }
+        Mode::Nofault => (f(&mut NofaultReader::new(&cache)), Vec::new()),
+    };
+    RustFileCall {
+        outcome: Outcome::from_rust(&result),
+        trace: (mode == Mode::Sleepable).then_some(trace),
+        lookups: open.lookups(),
+        leaked: open.references(),
+    }
+}
+
+/// What the C side did, and what went wrong on it or between the two sides.
+fn compare_file(rust: RustFileCall, c: cref::FileCall, mode: Mode) -> Observed {
+    let mut problems = Vec::new();
+    if !c.balanced() {
+        problems.push(format!(
+            "C side: folio gets {} puts {}, kmaps {} kunmaps {}, warns {}",
+            c.folio_gets, c.folio_puts, c.kmaps, c.kunmaps, c.warns
+        ));
+    }
+    if rust.leaked != 0 {
+        problems.push(format!(
+            "Rust side: {} folio references leaked",
+            rust.leaked
+        ));
+    }
+    // C's sleepable reader does not look at the page cache; Rust's nofault reader must look it
+    // up exactly like C's, or their results under the eviction schedule would differ.
+    if mode == Mode::Nofault && rust.lookups != c.lookups {
+        problems.push(format!(
+            "page cache lookups differ: rust {} c {}",
+            rust.lookups, c.lookups
+        ));
+    }
+    Observed {
+        rust: rust.outcome,
+        c: c.outcome,
+        rust_trace: rust.trace,
+        c_trace: (mode == Mode::Sleepable).then_some(c.trace),
+        problem: (!problems.is_empty()).then(|| problems.join("; ")),
+    }
 }
 
 fn warn_problem(warns: u64) -> Option<String> {
-    (warns != 0).then(|| format!("{warns} WARN_ON() hits"))
+    (warns != 0).then(|| format!("C side: {warns} WARN_ON() hits"))
+}
+
+/// The reader mode of a file-backed call.
+fn file_mode(call: Call) -> Option<Mode> {
+    match call {
+        Call::ParseElf(mode) | Call::Notes(Reader::File(mode), _, _) => Some(mode),
+        Call::Entry(Entry::Parse | Entry::ParseFile) => Some(Mode::Sleepable),
+        Call::Entry(Entry::ParseNofault) => Some(Mode::Nofault),
+        Call::Buf | Call::Notes(Reader::Mem, _, _) => None,
+    }
+}
+
+/// Runs the Rust half of `call` on `file`, reading fields in byte order `O`.
+fn rust_call<O: ByteOrder>(file: &FileModel, call: Call) -> RustFileCall {
+    let in_memory = |result: &Result<elf::BuildId, Errno>| RustFileCall {
+        outcome: Outcome::from_rust(result),
+        trace: None,
+        lookups: 0,
+        leaked: 0,
+    };
+    match call {
+        Call::ParseElf(_) | Call::Entry(_) => {
+            rust_file(file, file_mode(call).unwrap_or(Mode::Sleepable), |r| {
+                elf::parse_elf_as::<O, _>(r)
+            })
+        }
+        Call::Notes(Reader::File(mode), off, size) => {
+            rust_file(file, mode, |r| elf::parse_notes_as::<O, _>(r, off, size))
+        }
+        Call::Buf => {
+            let mut call = in_memory(&elf::parse_buf_as::<O>(&file.data));
+            // C does not report the size.
+            call.outcome.size = SENTINEL_SIZE;
+            call
+        }
+        Call::Notes(Reader::Mem, off, size) => in_memory(&elf::parse_notes_as::<O, _>(
+            &mut MemReader::new(&file.data),
+            off,
+            size,
+        )),
+    }
+}
+
+/// Runs `call` on `file` in Rust only, as a CPU of byte order `O` would: the outcome, and
+/// for a sleepable reader the fetches.
+pub fn run_rust_as<O: ByteOrder>(file: &FileModel, call: Call) -> (Outcome, Option<Trace>) {
+    let rust = rust_call::<O>(file, call);
+    (rust.outcome, rust.trace)
 }
 
 /// Runs `call` on `file` through C and Rust.
 pub fn run(file: &FileModel, call: Call) -> Observed {
-    match call {
+    let rust = rust_call::<NativeEndian>(file, call);
+    let (c, warns) = match call {
         Call::ParseElf(mode) => {
-            let (rust, rust_trace) = rust_file(file, mode, |r| elf::parse_elf(r));
-            let (c, c_trace, c_problem) = c_file(cref::build_id_parse(file, mode), mode);
-            Observed {
-                rust,
-                c,
-                rust_trace,
-                c_trace,
-                c_problem,
-            }
+            return compare_file(rust, cref::build_id_parse(file, mode), mode);
         }
         Call::Entry(entry) => {
-            let mode = match entry {
-                Entry::Parse | Entry::ParseFile => Mode::Sleepable,
-                Entry::ParseNofault => Mode::Nofault,
-            };
-            let (rust, rust_trace) = rust_file(file, mode, |r| elf::parse_elf(r));
-            let (c, c_trace, c_problem) = c_file(cref::build_id_parse_entry(file, entry), mode);
-            Observed {
-                rust,
-                c,
-                rust_trace,
-                c_trace,
-                c_problem,
-            }
-        }
-        Call::Buf => {
-            let mut rust = Outcome::from_rust(&elf::parse_buf(&file.data));
-            rust.size = SENTINEL_SIZE;
-            let (c, warns) = cref::build_id_parse_buf(&file.data);
-            Observed {
-                rust,
-                c,
-                rust_trace: None,
-                c_trace: None,
-                c_problem: warn_problem(warns),
-            }
+            let mode = file_mode(call).unwrap_or(Mode::Sleepable);
+            return compare_file(rust, cref::build_id_parse_entry(file, entry), mode);
         }
         Call::Notes(Reader::File(mode), off, size) => {
-            let (rust, rust_trace) = rust_file(file, mode, |r| elf::parse_notes(r, off, size));
-            let (c, c_trace, c_problem) =
-                c_file(cref::parse_notes_file(file, mode, off, size), mode);
-            Observed {
-                rust,
-                c,
-                rust_trace,
-                c_trace,
-                c_problem,
-            }
+            return compare_file(rust, cref::parse_notes_file(file, mode, off, size), mode);
         }
-        Call::Notes(Reader::Mem, off, size) => {
-            let rust = Outcome::from_rust(&elf::parse_notes(
-                &mut MemReader::new(&file.data),
-                off,
-                size,
-            ));
-            let (c, warns) = cref::parse_notes_mem(&file.data, off, size);
-            Observed {
-                rust,
-                c,
-                rust_trace: None,
-                c_trace: None,
-                c_problem: warn_problem(warns),
-            }
-        }
+        Call::Buf => cref::build_id_parse_buf(&file.data),
+        Call::Notes(Reader::Mem, off, size) => cref::parse_notes_mem(&file.data, off, size),
+    };
+    Observed {
+        rust: rust.outcome,
+        c,
+        rust_trace: None,
+        c_trace: None,
+        problem: warn_problem(warns),
     }
 }

@@ -9,8 +9,8 @@
 
 use crate::check::{Call, Reader};
 use crate::cref::{Mode, Outcome, SENTINEL_BYTE, SENTINEL_SIZE};
-use crate::elf::{BUILD_ID_SIZE_MAX, EINVAL, EOVERFLOW, ERANGE};
-use crate::model::{FileModel, Folio, EFAULT, EIO};
+use crate::elf::{Errno, BUILD_ID_SIZE_MAX};
+use crate::model::{FileModel, Folio};
 
 /// `PT_LOAD`.
 pub const PT_LOAD: u32 = 1;
@@ -362,6 +362,32 @@ impl Elf {
     }
 }
 
+impl Built {
+    /// The image as a machine of the other byte order would write it: every multi-byte
+    /// field the parser reads (and the others the builder records) with its bytes
+    /// reversed. Magic, class and note names are bytes, and stay as they are.
+    pub fn byte_swapped(&self) -> Vec<u8> {
+        byte_swapped(&self.bytes, &self.fields)
+    }
+}
+
+/// `bytes` with the multi-byte numeric `fields` reversed; see [`Built::byte_swapped`].
+pub fn byte_swapped(bytes: &[u8], fields: &[Field]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for f in fields {
+        let numeric = !matches!(
+            f.kind,
+            FieldKind::Magic | FieldKind::Class | FieldKind::Data | FieldKind::NoteName
+        );
+        if let Some(field) = out.get_mut(f.off..f.off + f.width) {
+            if numeric {
+                field.reverse();
+            }
+        }
+    }
+    out
+}
+
 /// Field map of a sequence of 4-aligned notes placed at `base` (a test-side walker,
 /// independent of the parser under test).
 pub fn note_fields(notes: &[u8], base: usize) -> Vec<Field> {
@@ -392,9 +418,11 @@ pub fn note_fields(notes: &[u8], base: usize) -> Vec<Field> {
                 kind: FieldKind::NoteName,
             });
         }
+        // Sizes are aligned like C's `ALIGN()` on a `u32`, which wraps to 0 (quirk 10).
+        let align = |x: usize| (x as u32).wrapping_add(3) as usize & !3;
         let step = 12usize
-            .checked_add(namesz.checked_next_multiple_of(4).unwrap_or(usize::MAX))
-            .and_then(|s| s.checked_add(descsz.checked_next_multiple_of(4)?));
+            .checked_add(align(namesz))
+            .and_then(|s| s.checked_add(align(descsz)));
         match step.and_then(|s| p.checked_add(s)) {
             Some(next) if next > p => p = next,
             _ => break,
@@ -454,8 +482,8 @@ pub fn id(n: usize, seed: u8) -> Vec<u8> {
 pub enum Expect {
     /// Success with exactly these ID bytes (size = their length).
     Id(Vec<u8>),
-    /// Failure with this negative errno.
-    Err(i32),
+    /// Failure with this error.
+    Err(Errno),
 }
 
 impl Expect {
@@ -463,7 +491,7 @@ impl Expect {
     pub fn outcome(&self, call: Call) -> Outcome {
         match self {
             Expect::Err(e) => Outcome {
-                ret: *e,
+                ret: e.to_ret(),
                 id: [SENTINEL_BYTE; BUILD_ID_SIZE_MAX],
                 size: SENTINEL_SIZE,
             },
@@ -486,10 +514,16 @@ pub fn ok(id: &[u8]) -> Expect {
     Expect::Id(id.to_vec())
 }
 
-/// Shorthand for [`Expect::Err`] with a positive errno value.
-pub fn err(errno: i32) -> Expect {
-    Expect::Err(-errno)
+/// Shorthand for [`Expect::Err`].
+pub fn err(errno: Errno) -> Expect {
+    Expect::Err(errno)
 }
+
+const EIO: Errno = Errno::EIO;
+const EFAULT: Errno = Errno::EFAULT;
+const EINVAL: Errno = Errno::EINVAL;
+const ERANGE: Errno = Errno::ERANGE;
+const EOVERFLOW: Errno = Errno::EOVERFLOW;
 
 /// Page cache set-up for a check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1465,9 +1499,11 @@ pub mod cases {
         let i = id(20, 0x15);
         let mut d = vec![0u8; 64];
         d.extend(build_id_note(&i));
+        let fields = note_fields(&d[64..], 64);
         // The descriptor ends exactly at data_sz: fine.
-        Case::raw("mem_reader_ranges", d)
-            .notes(MEM, 64, 36, ok(&i))
+        let mut case = Case::raw("mem_reader_ranges", d);
+        case.fields = fields;
+        case.notes(MEM, 64, 36, ok(&i))
             .notes(MEM, 64, 100, ok(&i))
             .notes(MEM, 90, 100, err(ERANGE))
             .notes(MEM, 100, 17, err(ERANGE))

@@ -6,7 +6,7 @@
 //! Every call starts from the same sentinel-filled output buffer and size as
 //! [`Outcome::from_rust`], so "C did not touch the output" is compared too.
 
-use crate::elf::{BuildId, BUILD_ID_SIZE_MAX};
+use crate::elf::{BuildId, Errno, BUILD_ID_SIZE_MAX};
 use crate::model::FileModel;
 use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 
@@ -34,7 +34,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// What the C calling convention would show for a Rust result.
-    pub fn from_rust(r: &Result<BuildId, i32>) -> Self {
+    pub fn from_rust(r: &Result<BuildId, Errno>) -> Self {
         match r {
             Ok(id) => Self {
                 ret: 0,
@@ -42,7 +42,7 @@ impl Outcome {
                 size: id.size(),
             },
             Err(e) => Self {
-                ret: *e,
+                ret: e.to_ret(),
                 id: [SENTINEL_BYTE; BUILD_ID_SIZE_MAX],
                 size: SENTINEL_SIZE,
             },
@@ -75,6 +75,8 @@ pub struct FileCall {
     pub kunmaps: i64,
     /// `WARN_ON()` hits.
     pub warns: u64,
+    /// `filemap_get_folio()` calls.
+    pub lookups: u64,
 }
 
 impl FileCall {
@@ -122,12 +124,14 @@ struct ShimModel {
     reserved: c_int,
     trace: *mut ShimRead,
     trace_cap: u64,
+    evict_mask: u64,
     trace_len: u64,
     folio_gets: i64,
     folio_puts: i64,
     kmaps: i64,
     kunmaps: i64,
     warns: u64,
+    lookups: u64,
     image: *mut u8,
 }
 
@@ -200,12 +204,14 @@ fn with_model_cap(
         reserved: 0,
         trace: trace.as_mut_ptr(),
         trace_cap: cap as u64,
+        evict_mask: file.evict_mask,
         trace_len: 0,
         folio_gets: 0,
         folio_puts: 0,
         kmaps: 0,
         kunmaps: 0,
         warns: 0,
+        lookups: 0,
         image: std::ptr::null_mut(),
     };
     let mut outcome = Outcome::sentinel();
@@ -222,6 +228,7 @@ fn with_model_cap(
         kmaps: m.kmaps,
         kunmaps: m.kunmaps,
         warns: m.warns,
+        lookups: m.lookups,
     })
 }
 

@@ -336,6 +336,12 @@ fn random_cache(rng: &mut Rng, file: &mut FileModel) {
             .collect(),
     };
     file.secretmem = rng.chance(1, 50);
+    // Evict at random during the parse too: the same lookups of C and Rust then fail.
+    file.evict_mask = if rng.chance(1, 3) {
+        rng.next_u64() & rng.next_u64()
+    } else {
+        0
+    };
 }
 
 /// `(p_offset, p_filesz)` of the program headers still present in the image (for
@@ -504,10 +510,11 @@ impl std::fmt::Display for Failure {
         writeln!(f, "{}", self.message)?;
         writeln!(
             f,
-            "file ({} bytes, folio size {}, cache {:?}, secretmem {}): {:02x?}",
+            "file ({} bytes, folio size {}, cache {:?}, evict {:#x}, secretmem {}): {:02x?}",
             self.input.file.data.len(),
             self.input.file.folio_size,
             self.input.file.cache,
+            self.input.file.evict_mask,
             self.input.file.secretmem,
             self.input.file.data
         )?;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Host build of the kernel's Rust ELF build ID parser, with the tests that check
-//! it against the C original.
+//! Host build of the kernel's Rust ELF build ID parser and file readers, with the tests
+//! that check them against the C original.
 //!
-//! - [`elf`] is `rust/kernel/buildid/elf.rs` itself (included via `#[path]`, not a
-//!   copy), i.e. the code that becomes `kernel::buildid::elf`.
-//! - [`model`] holds host-only [`elf::ReadAt`] implementations modelling what the
-//!   kernel's readers see: a sleepable `__kernel_read()` reader and a non-faulting
-//!   page cache reader, both over an in-memory [`model::FileModel`].
+//! - [`elf`] is `rust/kernel/buildid/elf.rs` itself and [`freader`] is
+//!   `rust/kernel/buildid/freader.rs` itself (included via `#[path]`, not copies): the code
+//!   that becomes `kernel::buildid::{elf, freader}`.
+//! - [`model`] is a model of a file and its page cache, the [`freader::PageCache`] the
+//!   kernel's readers run on here: folios of any size, absent, not uptodate or evicted at
+//!   random during a parse, and `__kernel_read()`.
 //! - [`cref`] runs the *C* `lib/buildid.c` of the kernel tree (compiled by `build.rs`
 //!   against the fake headers in `shim/`) on the same [`model::FileModel`].
 //! - [`corpus`] is a small ELF/note builder and a corpus of crafted inputs with their
@@ -29,6 +30,9 @@ pub mod corpus;
 pub mod cref;
 pub mod fuzz;
 pub mod model;
+
+#[path = "../../../../rust/kernel/buildid/freader.rs"]
+pub mod freader;
 
 #[path = "../../../../rust/kernel/buildid/elf.rs"]
 pub mod elf;

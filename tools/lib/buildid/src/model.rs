@@ -1,31 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Host models of the kernel readers, as [`ReadAt`] implementations.
+//! A model of a file and its page cache, which the kernel's own readers
+//! (`rust/kernel/buildid/freader.rs`, included as [`crate::freader`]) run on here, and
+//! which the C shim (`shim/buildid_shim.c`) runs the C original on.
 //!
-//! They reproduce, for an in-memory file, the errors the mode-specific half of the C
-//! `freader_fetch()` produces, and they agree with the C shim (`shim/buildid_shim.c`)
-//! that backs the compiled C original, so that both implementations see the same
-//! "file":
+//! Both sides see the same file: its bytes, its folio size, the state of each folio
+//! (absent, uptodate, or cached but not uptodate), whether it is a `memfd_secret()` file,
+//! and an eviction schedule: page cache lookup `n` of a parse finds nothing when bit `n` of
+//! [`FileModel::evict_mask`] is set, as if the folio had been evicted just before. `read()`
+//! is `__kernel_read()` on tmpfs: it reads what is there, nothing at a negative offset or
+//! past end of file.
 //!
-//! - [`SleepableReader`]: `__kernel_read()`; a short read (end of file) is `-EIO`.
-//!   `__kernel_read()` does not call `rw_verify_area()`, so a negative offset, or one
-//!   whose `pos + count` is beyond `LLONG_MAX`, goes to the file system, and tmpfs
-//!   reads nothing there: `-EIO` too.
-//! - [`NofaultReader`]: page cache lookups only; an offset that is negative or beyond
-//!   `MAX_LFS_FILESIZE`, a folio that is absent or not uptodate is `-EFAULT`. Bytes
-//!   past end of file inside the last folio read as zeroes, like the page cache.
-//!
-//! Both return `-EFAULT` for a secretmem mapping and `-E2BIG` when asked for more
-//! than the C bounce buffer holds.
+//! The model counts the folio references the reader holds, so a test can check that none
+//! leaked, and the page cache lookups it made, which must be the C code's.
 
-use crate::elf::{Fetched, ReadAt, E2BIG, MAX_FREADER_BUF_SZ};
+use crate::elf::Errno;
+use crate::freader::{FolioBytes, PageCache};
+use std::cell::Cell;
 
-/// `EIO`.
-pub const EIO: i32 = 5;
-/// `EFAULT`.
-pub const EFAULT: i32 = 14;
 /// `PAGE_SIZE` of the modelled kernel (x86_64).
 pub const PAGE_SIZE: u64 = 4096;
+/// `PAGE_SHIFT` of the modelled kernel.
+const PAGE_SHIFT: u32 = PAGE_SIZE.trailing_zeros();
 
 /// Page cache state of one folio.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +48,8 @@ pub struct FileModel {
     pub cache: Vec<Folio>,
     /// Whether the mapping is a `memfd_secret()` one.
     pub secretmem: bool,
+    /// Page cache lookup `n` of a parse (`n < 64`) finds nothing when bit `n` is set.
+    pub evict_mask: u64,
 }
 
 impl FileModel {
@@ -62,6 +60,7 @@ impl FileModel {
             folio_size: PAGE_SIZE,
             cache: Vec::new(),
             secretmem: false,
+            evict_mask: 0,
         };
         f.cache = vec![Folio::Uptodate; f.nr_folios() as usize];
         f
@@ -86,7 +85,7 @@ impl FileModel {
         (self.data.len() as u64).div_ceil(self.folio_size)
     }
 
-    /// Whether folio `k` can be read without faulting.
+    /// Whether folio `k` is cached and uptodate.
     pub fn folio_readable(&self, k: u64) -> bool {
         k < self.nr_folios()
             && usize::try_from(k)
@@ -105,127 +104,126 @@ impl FileModel {
     }
 }
 
-/// Sleepable reader (`may_fault == true`): models `__kernel_read()` on a regular
-/// file, and records every call it gets (offset, length), which the tests compare
-/// against the calls the C code makes to `__kernel_read()`.
-pub struct SleepableReader<'a> {
+/// A file of the model opened for one parse: what the kernel's readers get as their
+/// [`PageCache`]. It records what they did with it.
+pub struct OpenFile<'a> {
     file: &'a FileModel,
-    /// `(offset, length)` of every read that got past the secretmem check.
-    pub trace: Vec<(i64, u64)>,
+    /// Whether `__kernel_read()` gets past its first checks (`FMODE_READ`, `read_iter`).
+    pub can_read: bool,
+    lookups: Cell<u64>,
+    references: Cell<i64>,
+    reads: Cell<u64>,
 }
 
-impl<'a> SleepableReader<'a> {
-    /// A reader over `file`.
+impl<'a> OpenFile<'a> {
+    /// `file`, opened for reading.
     pub fn new(file: &'a FileModel) -> Self {
         Self {
             file,
-            trace: Vec::new(),
+            can_read: true,
+            lookups: Cell::new(0),
+            references: Cell::new(0),
+            reads: Cell::new(0),
         }
+    }
+
+    /// Page cache lookups so far.
+    pub fn lookups(&self) -> u64 {
+        self.lookups.get()
+    }
+
+    /// Folio references taken and not dropped.
+    pub fn references(&self) -> i64 {
+        self.references.get()
+    }
+
+    /// `__kernel_read()` calls so far.
+    pub fn reads(&self) -> u64 {
+        self.reads.get()
     }
 }
 
-impl ReadAt for SleepableReader<'_> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        if buf.len() > MAX_FREADER_BUF_SZ {
-            return Err(-E2BIG);
-        }
-        if self.file.secretmem {
-            return Err(-EFAULT);
-        }
-        let count = buf.len() as u64;
-        self.trace.push((offset, count));
-        // A short read (including 0 bytes at/after EOF) fails with -EIO. A negative
-        // offset converts to one far beyond EOF, where tmpfs reads nothing.
-        let start = offset as u64;
-        let len = self.file.data.len() as u64;
-        if start >= len || len - start < count {
-            return Err(-EIO);
-        }
-        let start = start as usize;
-        buf.copy_from_slice(&self.file.data[start..start + buf.len()]);
-        Ok(())
-    }
-}
-
-/// Non-faulting reader (`may_fault == false`): page cache lookups only.
-///
-/// Like the kernel's, it keeps a fetch that lies inside one folio in place
-/// ([`Fetched::InReader`]) and copies the others, so the parser's field reads from the
-/// reader are checked against C too. A kept fetch fills the parser's buffer with a poison
-/// pattern, which would show if the parser read it.
-pub struct NofaultReader<'a> {
+/// A referenced folio of an [`OpenFile`].
+pub struct ModelFolio<'a> {
     file: &'a FileModel,
-    /// Offset and length of the fetch kept in place.
-    kept: Option<(u64, usize)>,
+    references: &'a Cell<i64>,
+    pos: u64,
 }
 
-/// What a fetch kept in place leaves in the parser's buffer.
-const POISON: u8 = 0xa5;
-
-impl<'a> NofaultReader<'a> {
-    /// A reader over `file`.
-    pub fn new(file: &'a FileModel) -> Self {
-        Self { file, kept: None }
+impl Drop for ModelFolio<'_> {
+    fn drop(&mut self) {
+        self.references.set(self.references.get() - 1);
     }
 }
 
-impl ReadAt for NofaultReader<'_> {
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, i32> {
-        self.kept = None;
-        self.read_at(offset, buf)?;
-        // The checks of `read_at` passed, so `offset` is not negative.
-        let start = offset as u64;
-        let fs = self.file.folio_size;
-        if start / fs != (start + buf.len() as u64).saturating_sub(1) / fs {
-            return Ok(Fetched::InBuffer);
-        }
-        buf.fill(POISON);
-        self.kept = Some((start, buf.len()));
-        Ok(Fetched::InReader)
+impl FolioBytes for ModelFolio<'_> {
+    fn pos(&self) -> i64 {
+        self.pos as i64
     }
 
-    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
-        match self.kept {
-            Some((start, len)) if at + dst.len() <= len => {
-                for (i, b) in dst.iter_mut().enumerate() {
-                    *b = self.file.cached_byte(start + (at + i) as u64);
-                }
-            }
-            _ => panic!(
-                "read_fetched({at}, {}) outside the kept fetch {:?}",
-                dst.len(),
-                self.kept
-            ),
-        }
+    fn size(&self) -> usize {
+        self.file.folio_size as usize
     }
 
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
-        if buf.len() > MAX_FREADER_BUF_SZ {
-            return Err(-E2BIG);
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), Errno> {
+        if offset > self.size() || dst.len() > self.size() - offset {
+            return Err(Errno::EINVAL);
         }
-        if self.file.secretmem {
-            return Err(-EFAULT);
-        }
-        // "the page index must fit in pgoff_t": offset < 0 || offset > MAX_LFS_FILESIZE
-        // (i64::MAX, so only the first half can be true for an i64).
-        if offset < 0 {
-            return Err(-EFAULT);
-        }
-        let start = offset as u64;
-        let fs = self.file.folio_size;
-        let first = start / fs;
-        if !self.file.folio_readable(first) {
-            return Err(-EFAULT);
-        }
-        // A request crossing into the next folio needs that folio too (requests are
-        // at most 64 bytes, folios at least 4096, so at most two folios).
-        let end = start + buf.len() as u64;
-        if end > (first + 1) * fs && !self.file.folio_readable(first + 1) {
-            return Err(-EFAULT);
-        }
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = self.file.cached_byte(start + i as u64);
+        for (i, b) in dst.iter_mut().enumerate() {
+            *b = self.file.cached_byte(self.pos + (offset + i) as u64);
         }
         Ok(())
+    }
+}
+
+impl<'a> PageCache for &'a OpenFile<'a> {
+    type Folio = ModelFolio<'a>;
+
+    const PAGE_SHIFT: u32 = PAGE_SHIFT;
+
+    // `MAX_LFS_FILESIZE` on 64-bit.
+    const MAX_FILE_SIZE: i64 = i64::MAX;
+
+    fn uptodate_folio(&self, index: usize) -> Option<ModelFolio<'a>> {
+        let n = self.lookups.get();
+        self.lookups.set(n + 1);
+        if n < 64 && self.file.evict_mask >> n & 1 == 1 {
+            return None;
+        }
+        let k = index as u64 / (self.file.folio_size >> PAGE_SHIFT);
+        if !self.file.folio_readable(k) {
+            return None;
+        }
+        self.references.set(self.references.get() + 1);
+        Some(ModelFolio {
+            file: self.file,
+            references: &self.references,
+            pos: k * self.file.folio_size,
+        })
+    }
+
+    fn size(&self) -> i64 {
+        self.file.data.len() as i64
+    }
+
+    fn is_secretmem(&self) -> bool {
+        self.file.secretmem
+    }
+
+    fn can_read(&self) -> bool {
+        self.can_read
+    }
+
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
+        self.reads.set(self.reads.get() + 1);
+        // A negative offset converts to one far beyond end of file, where tmpfs reads
+        // nothing.
+        let data = usize::try_from(pos)
+            .ok()
+            .and_then(|pos| self.file.data.get(pos..))
+            .unwrap_or(&[]);
+        let n = buf.len().min(data.len());
+        buf[..n].copy_from_slice(&data[..n]);
+        Ok(n)
     }
 }

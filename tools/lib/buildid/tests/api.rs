@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Unit tests of the public API of `elf.rs` and of the host reader models.
+//! Unit tests of the public API of `elf.rs`, and of the kernel's readers
+//! (`freader.rs`) on the page cache model.
 
 use buildid_elf::corpus::{build_id_note, id};
-use buildid_elf::elf::{
-    self, BuildId, MemReader, ReadAt, BUILD_ID_SIZE_MAX, EINVAL, EOVERFLOW, ERANGE,
-};
-use buildid_elf::model::{FileModel, Folio, NofaultReader, SleepableReader, EFAULT, EIO};
+use buildid_elf::elf::{self, BuildId, Errno, Fetched, MemReader, ReadAt, BUILD_ID_SIZE_MAX};
+use buildid_elf::freader::{NofaultReader, SleepableReader};
+use buildid_elf::model::{FileModel, Folio, OpenFile};
+
+const EIO: Errno = Errno::EIO;
+const EFAULT: Errno = Errno::EFAULT;
+const EINVAL: Errno = Errno::EINVAL;
+const ERANGE: Errno = Errno::ERANGE;
+const EOVERFLOW: Errno = Errno::EOVERFLOW;
 
 #[test]
 fn build_id_accessors() {
@@ -32,7 +38,7 @@ fn parse_buf_returns_size() {
 /// A reader that must never be called.
 struct Unreachable;
 impl ReadAt for Unreachable {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), i32> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
         panic!("reader called at {offset} for {}", buf.len());
     }
 }
@@ -41,17 +47,17 @@ impl ReadAt for Unreachable {
 fn fetch_overflow_check_is_unsigned_64_bit() {
     let mut buf = [0u8; 16];
     // (u64)-16 + 16 wraps: -EOVERFLOW without calling the reader.
-    assert_eq!(elf::fetch(&mut Unreachable, -16, &mut buf), Err(-EOVERFLOW));
-    assert_eq!(elf::fetch(&mut Unreachable, -1, &mut buf), Err(-EOVERFLOW));
+    assert_eq!(elf::fetch(&mut Unreachable, -16, &mut buf), Err(EOVERFLOW));
+    assert_eq!(elf::fetch(&mut Unreachable, -1, &mut buf), Err(EOVERFLOW));
     // -17 + 16 = 2^64 - 1: no wrap, handed to the reader.
     let mut mem = MemReader::new(&[0; 64]);
-    assert_eq!(elf::fetch(&mut mem, -17, &mut buf), Err(-ERANGE));
-    assert_eq!(elf::fetch(&mut mem, i64::MIN, &mut buf), Err(-ERANGE));
+    assert_eq!(elf::fetch(&mut mem, -17, &mut buf), Err(ERANGE));
+    assert_eq!(elf::fetch(&mut mem, i64::MIN, &mut buf), Err(ERANGE));
     assert_eq!(elf::fetch(&mut mem, 48, &mut buf), Ok(()));
-    assert_eq!(elf::fetch(&mut mem, 49, &mut buf), Err(-ERANGE));
+    assert_eq!(elf::fetch(&mut mem, 49, &mut buf), Err(ERANGE));
     // An empty read at the very end is fine, at i64::MAX too (no wrap).
     assert_eq!(elf::fetch(&mut mem, 64, &mut []), Ok(()));
-    assert_eq!(elf::fetch(&mut mem, i64::MAX, &mut []), Err(-ERANGE));
+    assert_eq!(elf::fetch(&mut mem, i64::MAX, &mut []), Err(ERANGE));
 }
 
 #[test]
@@ -60,43 +66,83 @@ fn mem_reader_used_directly_with_wrapping_request_does_not_panic() {
     let mut r = MemReader::new(&data);
     let mut buf = [0u8; 16];
     // C would index out of bounds here; the port reports -ERANGE.
-    assert_eq!(r.read_at(-1, &mut buf), Err(-ERANGE));
+    assert_eq!(r.read_at(-1, &mut buf), Err(ERANGE));
     assert_eq!(r.read_at(16, &mut buf), Ok(()));
     assert_eq!(buf, [1; 16]);
 }
 
 #[test]
 fn parse_notes_rejects_end_beyond_u32_without_reading() {
-    assert_eq!(elf::parse_notes(&mut Unreachable, 1 << 32, 0), Err(-EINVAL));
-    assert_eq!(elf::parse_notes(&mut Unreachable, -1, 0), Err(-EINVAL));
+    assert_eq!(elf::parse_notes(&mut Unreachable, 1 << 32, 0), Err(EINVAL));
+    assert_eq!(elf::parse_notes(&mut Unreachable, -1, 0), Err(EINVAL));
     assert_eq!(
         elf::parse_notes(&mut Unreachable, i64::MAX, u32::MAX),
-        Err(-EINVAL)
+        Err(EINVAL)
     );
-    assert_eq!(elf::parse_notes(&mut Unreachable, 0, 16), Err(-EINVAL));
+    assert_eq!(elf::parse_notes(&mut Unreachable, 0, 16), Err(EINVAL));
 }
 
 #[test]
-fn sleepable_model() {
+fn errno_round_trip() {
+    assert_eq!(Errno::EINVAL.to_ret(), -22);
+    assert_eq!(Errno::from_ret(-22), Some(Errno::EINVAL));
+    assert_eq!(Errno::from_ret(-4095).map(Errno::to_ret), Some(-4095));
+    for not_an_error in [0, 1, -4096, i32::MIN, i32::MAX] {
+        assert_eq!(Errno::from_ret(not_an_error), None);
+    }
+}
+
+#[test]
+fn sleepable_reader() {
     let f = FileModel::new((0..100).collect());
-    let mut r = SleepableReader::new(&f);
+    let open = OpenFile::new(&f);
+    let cache = &open;
+    let mut r = SleepableReader::new(&cache);
     let mut buf = [0u8; 8];
+    // Served from the page cache.
     assert_eq!(r.read_at(92, &mut buf), Ok(()));
     assert_eq!(buf[0], 92);
-    assert_eq!(r.read_at(93, &mut buf), Err(-EIO));
-    assert_eq!(r.read_at(1000, &mut buf), Err(-EIO));
+    assert_eq!(open.reads(), 0);
+    // Past end of file it reads, and a short read is -EIO.
+    assert_eq!(r.read_at(93, &mut buf), Err(EIO));
+    assert_eq!(r.read_at(1000, &mut buf), Err(EIO));
     // No rw_verify_area() in __kernel_read(): tmpfs reads nothing at these offsets.
-    assert_eq!(r.read_at(-1, &mut buf), Err(-EIO));
-    assert_eq!(r.read_at(i64::MAX - 4, &mut buf), Err(-EIO));
-    assert_eq!(r.read_at(0, &mut [0u8; 65]), Err(-elf::E2BIG));
-    assert_eq!(
-        r.trace,
-        vec![(92, 8), (93, 8), (1000, 8), (-1, 8), (i64::MAX - 4, 8)]
-    );
+    assert_eq!(r.read_at(-1, &mut buf), Err(EIO));
+    assert_eq!(r.read_at(i64::MAX - 4, &mut buf), Err(EIO));
+    assert_eq!(open.reads(), 4);
+    drop(r);
+    assert_eq!(open.references(), 0);
 }
 
 #[test]
-fn nofault_model() {
+fn sleepable_reader_reads_what_is_not_cached() {
+    let data: Vec<u8> = (0..3 * 4096).map(|i| (i % 251) as u8).collect();
+    let f = FileModel::new(data.clone()).with_cache(vec![Folio::Uptodate, Folio::Absent]);
+    let open = OpenFile::new(&f);
+    let cache = &open;
+    let mut r = SleepableReader::new(&cache);
+    let mut buf = [0u8; 16];
+    // Crosses into the absent folio: one read, same bytes.
+    assert_eq!(r.read_at(4090, &mut buf), Ok(()));
+    assert_eq!(&buf, &data[4090..4106]);
+    assert_eq!(open.reads(), 1);
+    // Kept in place in the cached folio.
+    assert_eq!(r.fetch_at(16, &mut buf), Ok(Fetched::InReader));
+    let mut field = [0u8; 4];
+    r.read_fetched(4, &mut field);
+    assert_eq!(&field, &data[20..24]);
+    // A file __kernel_read() cannot read is never served from the cache.
+    drop(r);
+    let mut unreadable = OpenFile::new(&f);
+    unreadable.can_read = false;
+    let cache = &unreadable;
+    let mut r = SleepableReader::new(&cache);
+    assert_eq!(r.read_at(0, &mut buf), Ok(()));
+    assert_eq!(unreadable.reads(), 1);
+}
+
+#[test]
+fn nofault_reader() {
     let data: Vec<u8> = (0..3 * 4096 + 10).map(|i| (i % 251) as u8 + 1).collect();
     let f = FileModel::new(data.clone()).with_cache(vec![
         Folio::Uptodate,
@@ -104,23 +150,54 @@ fn nofault_model() {
         Folio::Uptodate,
         Folio::Uptodate,
     ]);
-    let mut r = NofaultReader::new(&f);
+    let open = OpenFile::new(&f);
+    let cache = &open;
+    let mut r = NofaultReader::new(&cache);
     let mut buf = [0u8; 16];
     assert_eq!(r.read_at(0, &mut buf), Ok(()));
-    assert_eq!(r.read_at(4090, &mut buf), Err(-EFAULT)); // crosses into absent page 1
-    assert_eq!(r.read_at(4096, &mut buf), Err(-EFAULT));
+    assert_eq!(r.read_at(4090, &mut buf), Err(EFAULT)); // crosses into absent page 1
+    assert_eq!(r.read_at(4096, &mut buf), Err(EFAULT));
     assert_eq!(r.read_at(2 * 4096 + 4090, &mut buf), Ok(())); // pages 2 and 3
-                                                              // Past EOF inside the last page: zeroes.
+    assert_eq!(&buf, &data[2 * 4096 + 4090..2 * 4096 + 4106]);
+    // Past EOF inside the last page: zeroes.
     assert_eq!(r.read_at(3 * 4096 + 8, &mut buf), Ok(()));
     assert_eq!(&buf[..2], &data[3 * 4096 + 8..]);
     assert_eq!(&buf[2..], &[0; 14]);
     // The next page does not exist.
-    assert_eq!(r.read_at(4 * 4096, &mut buf), Err(-EFAULT));
-    assert_eq!(r.read_at(-1, &mut buf), Err(-EFAULT));
+    assert_eq!(r.read_at(4 * 4096, &mut buf), Err(EFAULT));
+    assert_eq!(r.read_at(-1, &mut buf), Err(EFAULT));
+    drop(r);
+    assert_eq!(open.references(), 0);
     let g = f.clone().with_cache(vec![Folio::NotUptodate]);
-    assert_eq!(NofaultReader::new(&g).read_at(0, &mut buf), Err(-EFAULT));
+    let open = OpenFile::new(&g);
+    let cache = &open;
+    assert_eq!(NofaultReader::new(&cache).read_at(0, &mut buf), Err(EFAULT));
     let mut s = f.clone();
     s.secretmem = true;
-    assert_eq!(NofaultReader::new(&s).read_at(0, &mut buf), Err(-EFAULT));
-    assert_eq!(SleepableReader::new(&s).read_at(0, &mut buf), Err(-EFAULT));
+    let open = OpenFile::new(&s);
+    let cache = &open;
+    assert_eq!(NofaultReader::new(&cache).read_at(0, &mut buf), Err(EFAULT));
+    assert_eq!(
+        SleepableReader::new(&cache).read_at(0, &mut buf),
+        Err(EFAULT)
+    );
+    assert_eq!(open.lookups() + open.reads(), 0);
+}
+
+#[test]
+fn nofault_reader_follows_the_eviction_schedule() {
+    let data: Vec<u8> = (0..2 * 4096).map(|i| (i % 251) as u8).collect();
+    let mut f = FileModel::new(data);
+    // The second lookup finds nothing.
+    f.evict_mask = 0b10;
+    let open = OpenFile::new(&f);
+    let cache = &open;
+    let mut r = NofaultReader::new(&cache);
+    let mut buf = [0u8; 16];
+    assert_eq!(r.read_at(0, &mut buf), Ok(()));
+    // Same folio: no lookup.
+    assert_eq!(r.read_at(100, &mut buf), Ok(()));
+    assert_eq!(r.read_at(4096, &mut buf), Err(EFAULT));
+    assert_eq!(r.read_at(4096, &mut buf), Ok(()));
+    assert_eq!(open.lookups(), 3);
 }

@@ -73,8 +73,14 @@ fn corpus_is_large_and_names_are_unique() {
 #[test]
 fn vma_without_file() {
     use buildid_elf::cref::build_id_parse_anon_vma;
-    assert_eq!(build_id_parse_anon_vma(false), -buildid_elf::elf::EINVAL);
-    assert_eq!(build_id_parse_anon_vma(true), -buildid_elf::elf::EINVAL);
+    assert_eq!(
+        build_id_parse_anon_vma(false),
+        buildid_elf::elf::Errno::EINVAL.to_ret()
+    );
+    assert_eq!(
+        build_id_parse_anon_vma(true),
+        buildid_elf::elf::Errno::EINVAL.to_ret()
+    );
 }
 
 #[test]

@@ -1,23 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Checks on the source of `rust/kernel/buildid/elf.rs` itself: it must build as part
-//! of a `#![no_std]` crate with only `core`, under the kernel's lints and with
-//! overflow checks, and contain no `unsafe`, no `unwrap()` and no `std`/`alloc`/
-//! `kernel` paths.
+//! Checks on the source of `rust/kernel/buildid/elf.rs` and `freader.rs`, the two
+//! kernel files this crate compiles: they must build as part of a `#![no_std]` crate
+//! with only `core`, under the kernel's lints and with overflow checks, and contain no
+//! `unsafe`, no `unwrap()` and no `std`/`alloc`/`kernel` paths.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-fn elf_rs() -> PathBuf {
+/// The kernel files the crate compiles.
+const SHARED: [&str; 2] = ["elf.rs", "freader.rs"];
+
+fn kernel_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../rust/kernel/buildid/elf.rs")
+        .join("../../../rust/kernel/buildid")
+        .join(name)
         .canonicalize()
         .unwrap()
 }
 
 /// Source lines without `//` comments (doc comments included).
-fn code_lines() -> Vec<String> {
-    std::fs::read_to_string(elf_rs())
+fn code_lines(name: &str) -> Vec<String> {
+    std::fs::read_to_string(kernel_file(name))
         .unwrap()
         .lines()
         .map(|l| match l.find("//") {
@@ -37,13 +41,23 @@ fn code_lines() -> Vec<String> {
 
 #[test]
 fn spdx_header() {
-    let text = std::fs::read_to_string(elf_rs()).unwrap();
-    assert!(text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"));
+    for name in SHARED {
+        let text = std::fs::read_to_string(kernel_file(name)).unwrap();
+        assert!(
+            text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"),
+            "{name}"
+        );
+    }
 }
 
 #[test]
 fn no_forbidden_constructs() {
-    for (n, line) in code_lines().iter().enumerate() {
+    for (name, n, line) in SHARED.iter().flat_map(|name| {
+        code_lines(name)
+            .into_iter()
+            .enumerate()
+            .map(move |(n, line)| (name, n, line))
+    }) {
         let words: Vec<&str> = line
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .collect();
@@ -60,7 +74,7 @@ fn no_forbidden_constructs() {
         ] {
             assert!(
                 !words.contains(&bad),
-                "elf.rs:{}: `{bad}` in `{}`",
+                "{name}:{}: `{bad}` in `{}`",
                 n + 1,
                 line.trim()
             );
@@ -76,8 +90,10 @@ fn builds_as_no_std_with_kernel_lints() {
     std::fs::write(
         &root,
         format!(
-            "//! no_std build of elf.rs\n#![no_std]\n#[path = {:?}]\npub mod elf;\n",
-            elf_rs().display().to_string()
+            "//! no_std build of elf.rs and freader.rs\n#![no_std]\n\
+             #[path = {:?}]\npub mod elf;\n#[path = {:?}]\npub mod freader;\n",
+            kernel_file("elf.rs").display().to_string(),
+            kernel_file("freader.rs").display().to_string()
         ),
     )
     .unwrap();

@@ -7,8 +7,12 @@
 use buildid_elf::check::{self, Call};
 use buildid_elf::corpus::{abi_tag_note, build_id_note, id, Elf, Expect};
 use buildid_elf::cref::Mode;
-use buildid_elf::elf::EINVAL;
-use buildid_elf::model::{FileModel, EFAULT, EIO};
+use buildid_elf::elf::Errno;
+use buildid_elf::model::FileModel;
+
+const EIO: Errno = Errno::EIO;
+const EFAULT: Errno = Errno::EFAULT;
+const EINVAL: Errno = Errno::EINVAL;
 
 /// Checks one truncated input against `expect` in C and Rust.
 fn check(file: &FileModel, call: Call, expect: &Expect, what: &str) {
@@ -36,9 +40,9 @@ fn truncate_elf(wide: bool) -> usize {
         // note are swallowed (-EINVAL).
         // (ehdr prefix, full ehdr and the phdr all end by `note_off`)
         let sleepable = if t < note_off {
-            Expect::Err(-EIO)
+            Expect::Err(EIO)
         } else if t < full.len() {
-            Expect::Err(-EINVAL)
+            Expect::Err(EINVAL)
         } else {
             Expect::Id(i.clone())
         };
@@ -46,9 +50,9 @@ fn truncate_elf(wide: bool) -> usize {
         // cut off reads as 0. Everything up to the note name's last byte (which is 0
         // anyway) is needed; descriptor bytes past the end read as 0.
         let nofault = if t == 0 {
-            Expect::Err(-EFAULT)
+            Expect::Err(EFAULT)
         } else if t < note_off + 15 {
-            Expect::Err(-EINVAL)
+            Expect::Err(EINVAL)
         } else {
             let mut got = i.clone();
             for (j, b) in got.iter_mut().enumerate() {
@@ -108,7 +112,7 @@ fn note_buffer_truncated_at_every_offset() {
         let expect = if t == full.len() {
             Expect::Id(i.clone())
         } else {
-            Expect::Err(-EINVAL)
+            Expect::Err(EINVAL)
         };
         let file = FileModel::new(full[..t].to_vec());
         check(

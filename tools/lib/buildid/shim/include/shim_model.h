@@ -25,6 +25,12 @@ struct shim_model {
 	int reserved;
 	struct shim_read *trace;	/* buffer for __kernel_read() calls */
 	unsigned long long trace_cap;
+	/*
+	 * Eviction schedule: page cache lookup n (counted from 0 in each call)
+	 * finds nothing when n < 64 and bit n is set, as if the folio had just
+	 * been evicted.
+	 */
+	unsigned long long evict_mask;
 
 	/* Outputs. */
 	unsigned long long trace_len;	/* number of calls (may exceed trace_cap) */
@@ -33,6 +39,7 @@ struct shim_model {
 	long long kmaps;
 	long long kunmaps;
 	unsigned long long warns;	/* WARN_ON() hits */
+	unsigned long long lookups;	/* filemap_get_folio() calls */
 
 	/* Private: data zero-padded to whole folios, for kmap_local_folio(). */
 	unsigned char *image;
