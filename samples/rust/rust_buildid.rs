@@ -6,55 +6,37 @@
 //! process, with the Rust implementation of `lib/buildid` (`kernel::buildid`), and time the
 //! parser, Rust or the C reference, for benchmarks.
 //!
-//! Every argument is a struct that starts with its own size (`u32`), copied the
-//! `copy_struct_from_user()` way: a caller built against an older, shorter struct gets only
-//! the fields it knows, a newer, longer one is accepted if the bytes this driver does not know
-//! are zero (`E2BIG` otherwise). Shorter than the first version's required fields is `EINVAL`,
-//! and so are unknown flags. The ioctl number is matched on type `0xb1` and number only, so the
-//! size encoded in it does not matter. All fields are native-endian.
+//! The ioctls, their argument structs and their rules are defined once, in
+//! [`include/uapi/linux/buildid_dev.h`](srctree/include/uapi/linux/buildid_dev.h), which the
+//! selftests include and the `uapi` crate has the bindings of. Every argument starts with its own
+//! size and is copied the `copy_struct_from_user()` way ([`Arg`]).
 //!
-//! `BUILDID_IOC_FILE` (nr 1): `{ u32 size; u32 flags; s32 fd; u32 build_id_size (out);
-//! u8 build_id[20] (out); u32 reserved; }`, at least 12 bytes. Flag 1: sleepable parse (may
-//! read the file); without it, the page cache only. `fd` must be open for reading in the
-//! caller (`EBADF`).
-//!
-//! `BUILDID_IOC_VMA` (nr 2): `{ u32 size; u32 flags; s32 pid; u32 build_id_size (out);
-//! u64 addr; u64 vma_start, vma_end, vma_offset (out); u8 build_id[20] (out); u32 reserved; }`,
-//! at least 24 bytes. Flag 1 as above; flag 2: the Rust parser without the build ID cache; flag
-//! 4: the C reference (`EOPNOTSUPP` without `CONFIG_BUILDID_C_REFERENCE`); 2 and 4 exclude each
-//! other. The file parsed is the VMA's `vm_file`, as perf and BPF see it (for overlayfs, the
-//! file of the layer below). `pid` 0 is the caller's process; others need the permission of
-//! reading `/proc/<pid>/maps` (`PTRACE_MODE_READ_FSCREDS`). No VMA or no file at `addr` is
-//! `ENOENT`.
-//!
-//! `BUILDID_IOC_BENCH` (nr 3, `CAP_SYS_ADMIN`): `{ u32 size; u32 flags; s32 fd; u32 mode;
-//! u32 iterations; s32 result (out); u64 offset; u32 length; u32 reserved; u64 total_ns (out);
-//! }`, at least 20 bytes. Runs one entry point `iterations` times (at most 10^7): mode 0
-//! nofault, 1 sleepable, 2 memory (`build_id_parse_buf()` on the `length` bytes, at most
-//! 64 KiB, at `offset` of the file, read once beforehand), 3 nothing (the loop's own cost,
-//! `result` 0). Flag 1: the C reference
-//! (`CONFIG_BUILDID_C_REFERENCE`, else `EOPNOTSUPP`); flag 2: the Rust parser without the build
-//! ID cache (without either flag, a file parse consults the cache when it is on, as every caller
-//! of the kernel does; the flags are exclusive). `result` is the build ID size of the last
-//! run or its negative errno. The loop yields the CPU every 256 parses, and a pending signal
-//! ends it with `EINTR`.
+//! `BUILDID_IOC_FILE` parses the file open at a descriptor, nofault or sleepable.
+//! `BUILDID_IOC_VMA` parses the file mapped at an address of a process, as perf and BPF see it:
+//! the VMA's `vm_file` (for overlayfs, the file of the layer below), with the Rust parser, the
+//! Rust parser without the build ID cache, or the C reference (`EOPNOTSUPP` without
+//! `CONFIG_BUILDID_C_REFERENCE`). `BUILDID_IOC_BENCH` (`CONFIG_SAMPLE_RUST_BUILDID_BENCH`) times
+//! one entry point; its loop yields the CPU every 256 parses, and a pending signal ends it with
+//! `EINTR`.
 //!
 //! A parse that fails returns the parser's error (`EINVAL` for no build ID, `EFAULT` for data
 //! the nofault mode did not find cached).
 
+use core::mem::{size_of, MaybeUninit};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     bindings,
     buildid::{self, BuildId, Mode, BUILD_ID_SIZE_MAX},
     c_str,
-    fs::file::File,
+    fs::file::{File, LocalFile},
     ioctl::{_IOC_NR, _IOC_TYPE},
-    miscdevice::{MiscDevice, Registration},
-    mm::MmUser,
+    miscdevice::{MiscDevice, MiscDeviceFops, MiscDeviceOptions, MiscDeviceRegistration},
+    mm::MmWithUser,
     prelude::*,
-    time::Ktime,
-    types::ARef,
+    task::Task,
+    types::{ARef, AsBytes, FromBytes},
     uaccess::UserSlice,
+    uapi,
 };
 
 module! {
@@ -65,37 +47,50 @@ module! {
     license: "GPL",
 }
 
-const IOC_TYPE: u32 = 0xb1;
-const NR_FILE: u32 = 1;
-const NR_VMA: u32 = 2;
-const NR_BENCH: u32 = 3;
+const FLAG_SLEEPABLE: u32 = uapi::BUILDID_SLEEPABLE;
+const FLAG_VMA_UNCACHED: u32 = uapi::BUILDID_VMA_UNCACHED;
+const FLAG_VMA_C_REFERENCE: u32 = uapi::BUILDID_VMA_C_REFERENCE;
 
-const FLAG_SLEEPABLE: u32 = 1;
-const FLAG_C_REFERENCE: u32 = 1;
-const FLAG_UNCACHED: u32 = 2;
-const FLAG_VMA_UNCACHED: u32 = 2;
-const FLAG_VMA_C_REFERENCE: u32 = 4;
-
-const MODE_NOFAULT: u32 = 0;
-const MODE_SLEEPABLE: u32 = 1;
-const MODE_MEMORY: u32 = 2;
-const MODE_EMPTY: u32 = 3;
-
-const MAX_ITERATIONS: u32 = 10_000_000;
-const MAX_MEMORY_LEN: u32 = 64 * 1024;
 /// Longest argument struct accepted; the tail past what this driver knows must be zero.
 const MAX_ARG_SIZE: usize = 4096;
 
-/// An argument struct as this driver knows it, as raw native-endian bytes.
-struct Arg<const N: usize> {
-    bytes: [u8; N],
+/// Declares a `#[repr(transparent)]` wrapper of a uapi argument struct that may be copied from
+/// and to user space as bytes.
+macro_rules! uapi_arg {
+    ($name:ident, $raw:ty, $size:expr) => {
+        #[repr(transparent)]
+        struct $name($raw);
+
+        // The struct has only integer and byte array fields, whose sizes add up to its size: it
+        // has no padding.
+        const _: () = assert!(size_of::<$name>() == $size);
+
+        // SAFETY: The struct has only integer and byte array fields, so any bytes are a valid
+        // value.
+        unsafe impl FromBytes for $name {}
+
+        // SAFETY: The struct has no padding (asserted above), so every byte of a value is
+        // initialized.
+        unsafe impl AsBytes for $name {}
+    };
+}
+
+uapi_arg!(FileQuery, uapi::buildid_file_query, 4 * 4 + 20 + 4);
+uapi_arg!(VmaQuery, uapi::buildid_vma_query, 4 * 4 + 4 * 8 + 20 + 4);
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+uapi_arg!(BenchArg, uapi::buildid_bench, 6 * 4 + 8 + 2 * 4 + 8);
+
+/// An argument struct, copied in the `copy_struct_from_user()` way.
+struct Arg<T> {
+    value: T,
     /// The size the caller gave: how much to copy back.
     user_size: usize,
     ptr: usize,
 }
 
-impl<const N: usize> Arg<N> {
-    /// Copies the struct at `ptr` in, the `copy_struct_from_user()` way.
+impl<T: FromBytes + AsBytes> Arg<T> {
+    /// Copies the struct at `ptr` in: the caller's size comes first; a shorter struct than this
+    /// driver's leaves the fields it lacks zero, a longer one must have zeroes past it.
     fn read(ptr: usize, min_size: usize) -> Result<Self> {
         let user_size = UserSlice::new(ptr, 4).reader().read::<u32>()? as usize;
         if user_size < min_size {
@@ -105,9 +100,10 @@ impl<const N: usize> Arg<N> {
             return Err(E2BIG);
         }
         let mut reader = UserSlice::new(ptr, user_size).reader();
-        let mut bytes = [0u8; N];
-        let known = user_size.min(N);
-        reader.read_slice(&mut bytes[..known])?;
+        // SAFETY: `T: FromBytes`, so all zeroes is a valid `T`.
+        let mut value: T = unsafe { MaybeUninit::zeroed().assume_init() };
+        let known = user_size.min(size_of::<T>());
+        reader.read_slice(&mut bytes_of_mut(&mut value)[..known])?;
         let mut tail = [0u8; 64];
         while !reader.is_empty() {
             let chunk = reader.len().min(tail.len());
@@ -117,7 +113,7 @@ impl<const N: usize> Arg<N> {
             }
         }
         Ok(Self {
-            bytes,
+            value,
             user_size,
             ptr,
         })
@@ -125,46 +121,54 @@ impl<const N: usize> Arg<N> {
 
     /// Copies back the fields the caller's struct has room for.
     fn write_back(&self) -> Result {
-        let len = self.user_size.min(N);
+        let bytes = bytes_of(&self.value);
+        let len = self.user_size.min(bytes.len());
         UserSlice::new(self.ptr, len)
             .writer()
-            .write_slice(&self.bytes[..len])
-    }
-
-    fn u32_at(&self, offset: usize) -> u32 {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&self.bytes[offset..offset + 4]);
-        u32::from_ne_bytes(b)
-    }
-
-    fn u64_at(&self, offset: usize) -> u64 {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&self.bytes[offset..offset + 8]);
-        u64::from_ne_bytes(b)
-    }
-
-    fn set_u32(&mut self, offset: usize, value: u32) {
-        self.bytes[offset..offset + 4].copy_from_slice(&value.to_ne_bytes());
-    }
-
-    fn set_u64(&mut self, offset: usize, value: u64) {
-        self.bytes[offset..offset + 8].copy_from_slice(&value.to_ne_bytes());
-    }
-
-    fn set_build_id(&mut self, size_offset: usize, id_offset: usize, id: &BuildId) {
-        let data = id.as_bytes();
-        self.set_u32(size_offset, data.len() as u32);
-        let field = &mut self.bytes[id_offset..id_offset + BUILD_ID_SIZE_MAX];
-        field.fill(0);
-        field[..data.len()].copy_from_slice(data);
+            .write_slice(&bytes[..len])
     }
 }
 
+/// The bytes of `value`.
+fn bytes_of<T: AsBytes>(value: &T) -> &[u8] {
+    // SAFETY: `T: AsBytes`, so all `size_of::<T>()` bytes of `value` are initialized, and they
+    // are borrowed for as long as `value` is.
+    unsafe { core::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) }
+}
+
+/// The bytes of `value`, to write to.
+fn bytes_of_mut<T: FromBytes + AsBytes>(value: &mut T) -> &mut [u8] {
+    // SAFETY: `T: AsBytes`, so all bytes of `value` are initialized, and `T: FromBytes`, so any
+    // bytes written leave a valid `T`; they are borrowed mutably for as long as `value` is.
+    unsafe { core::slice::from_raw_parts_mut((value as *mut T).cast::<u8>(), size_of::<T>()) }
+}
+
+/// `id` as a `build_id_size` and a zero-padded `build_id` field.
+fn build_id_fields(id: &BuildId) -> (u32, [u8; BUILD_ID_SIZE_MAX]) {
+    (id.size(), *id.padded())
+}
+
+// `enum buildid_bench_mode`.
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_NOFAULT: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_NOFAULT;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_SLEEPABLE: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_SLEEPABLE;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_MEMORY: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_MEMORY;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_EMPTY: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_EMPTY;
+
 /// Parses timed between two chances for other tasks to run.
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
 const BATCH: u32 = 256;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const MAX_ITERATIONS: u32 = 10_000_000;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const MAX_MEMORY_LEN: u32 = 64 * 1024;
 
 /// `cond_resched()`: on a kernel without preemption a benchmark of millions of parses would
 /// otherwise keep the CPU for seconds.
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
 fn resched() {
     #[cfg(any(not(CONFIG_PREEMPTION), CONFIG_PREEMPT_DYNAMIC))]
     // SAFETY: Called from the ioctl, in process context with no lock held, where sleeping is
@@ -192,7 +196,7 @@ enum Implementation {
 }
 
 /// Parses `file` with `implementation`.
-fn parse_with(file: &File, mode: Mode, implementation: Implementation) -> Result<BuildId> {
+fn parse_with(file: &LocalFile, mode: Mode, implementation: Implementation) -> Result<BuildId> {
     match implementation {
         Implementation::Rust => buildid::parse_file(file, mode),
         Implementation::RustUncached => buildid::parse_file_uncached(file, mode),
@@ -212,8 +216,8 @@ fn parse_mode(flags: u32) -> Result<Mode> {
 }
 
 /// The file at `fd` of the caller, if it is open for reading.
-fn readable_file(fd: u32) -> Result<ARef<File>> {
-    let file = File::fget(fd)?;
+fn readable_file(fd: i32) -> Result<ARef<LocalFile>> {
+    let file = LocalFile::fget(u32::try_from(fd).map_err(|_| EBADF)?)?;
     if file.mode() & bindings::FMODE_READ == 0 {
         return Err(EBADF);
     }
@@ -221,58 +225,74 @@ fn readable_file(fd: u32) -> Result<ARef<File>> {
 }
 
 fn query_file(ptr: usize) -> Result<isize> {
-    let mut arg = Arg::<40>::read(ptr, 12)?;
-    let mode = parse_mode(arg.u32_at(4))?;
-    let file = readable_file(arg.u32_at(8))?;
+    let mut arg = Arg::<FileQuery>::read(ptr, 12)?;
+    let query = &mut arg.value.0;
+    let mode = parse_mode(query.flags)?;
+    let file = readable_file(query.fd)?;
     let id = buildid::parse_file(&file, mode)?;
-    arg.set_build_id(12, 16, &id);
+    (query.build_id_size, query.build_id) = build_id_fields(&id);
     arg.write_back()?;
     Ok(0)
 }
 
 fn query_vma(ptr: usize) -> Result<isize> {
-    let mut arg = Arg::<72>::read(ptr, 24)?;
-    let flags = arg.u32_at(4);
-    let mode = parse_mode(flags & FLAG_SLEEPABLE)?;
-    let implementation = match flags & !FLAG_SLEEPABLE {
+    let mut arg = Arg::<VmaQuery>::read(ptr, 24)?;
+    let query = &mut arg.value.0;
+    let mode = parse_mode(query.flags & FLAG_SLEEPABLE)?;
+    let implementation = match query.flags & !FLAG_SLEEPABLE {
         0 => Implementation::Rust,
         FLAG_VMA_UNCACHED => Implementation::RustUncached,
         FLAG_VMA_C_REFERENCE => Implementation::C,
         _ => return Err(EINVAL),
     };
-    let mm = match arg.u32_at(8) as i32 {
-        0 => MmUser::current()?,
-        pid if pid > 0 => MmUser::access(pid)?,
+    let task: ARef<Task> = match query.pid {
+        0 => ARef::from(&*kernel::current!()),
+        pid if pid > 0 => Task::get_pid_task(pid).ok_or(ESRCH)?,
         _ => return Err(EINVAL),
     };
-    let vma = mm.file_at(arg.u64_at(16))?;
-    let id = parse_with(&vma.file, mode, implementation)?;
-    arg.set_u64(24, vma.start);
-    arg.set_u64(32, vma.end);
-    arg.set_u64(40, vma.pgoff << bindings::PAGE_SHIFT);
-    arg.set_build_id(12, 48, &id);
+    // The permission check of reading `/proc/<pid>/maps`.
+    let mm = MmWithUser::access(&task, bindings::PTRACE_MODE_READ_FSCREDS)?;
+    let addr = usize::try_from(query.addr).map_err(|_| ENOENT)?;
+    // Parse with the mmap lock dropped: a sleepable parse may read the file.
+    let (file, start, end, pgoff) = {
+        let mmap = mm.mmap_read_lock_killable()?;
+        let vma = mmap.vma_lookup(addr).ok_or(ENOENT)?;
+        let file: ARef<File> = vma.vm_file().ok_or(ENOENT)?.into();
+        (file, vma.start(), vma.end(), vma.pgoff())
+    };
+    let id = parse_with(&file, mode, implementation)?;
+    query.vma_start = start as u64;
+    query.vma_end = end as u64;
+    query.vma_offset = (pgoff as u64) << bindings::PAGE_SHIFT;
+    (query.build_id_size, query.build_id) = build_id_fields(&id);
     arg.write_back()?;
     Ok(0)
 }
 
 /// One parse as the benchmark runs it: the ID size or the negative errno.
-fn bench_once(file: &File, mode: u32, implementation: Implementation, notes: &[u8]) -> Result<i32> {
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+fn bench_once(
+    file: &LocalFile,
+    mode: u32,
+    implementation: Implementation,
+    notes: &[u8],
+) -> Result<i32> {
     let result = match (mode, implementation) {
-        (MODE_NOFAULT, _) => parse_with(file, Mode::Nofault, implementation).map(|id| id.size()),
-        (MODE_SLEEPABLE, _) => {
+        (BENCH_NOFAULT, _) => parse_with(file, Mode::Nofault, implementation).map(|id| id.size()),
+        (BENCH_SLEEPABLE, _) => {
             parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())
         }
-        (MODE_MEMORY, Implementation::Rust | Implementation::RustUncached) => {
+        (BENCH_MEMORY, Implementation::Rust | Implementation::RustUncached) => {
             buildid::parse_buf(notes).map(|id| id.size())
         }
         #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-        (MODE_MEMORY, Implementation::C) => {
+        (BENCH_MEMORY, Implementation::C) => {
             buildid::reference::parse_buf(notes).map(|_| BUILD_ID_SIZE_MAX as u32)
         }
         #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
-        (MODE_MEMORY, Implementation::C) => return Err(eopnotsupp()),
+        (BENCH_MEMORY, Implementation::C) => return Err(eopnotsupp()),
         // The loop without a parse, to calibrate: no call into any implementation.
-        (MODE_EMPTY, _) => Ok(0),
+        (BENCH_EMPTY, _) => Ok(0),
         _ => return Err(EINVAL),
     };
     Ok(match result {
@@ -281,32 +301,34 @@ fn bench_once(file: &File, mode: u32, implementation: Implementation, notes: &[u
     })
 }
 
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
 fn bench(ptr: usize) -> Result<isize> {
     // SAFETY: `capable` only reads the current task's credentials.
     if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as i32) } {
         return Err(EPERM);
     }
-    let mut arg = Arg::<48>::read(ptr, 20)?;
-    let implementation = match arg.u32_at(4) {
+    let mut arg = Arg::<BenchArg>::read(ptr, 20)?;
+    let bench = &mut arg.value.0;
+    let implementation = match bench.flags {
         0 => Implementation::Rust,
-        FLAG_C_REFERENCE => Implementation::C,
-        FLAG_UNCACHED => Implementation::RustUncached,
+        uapi::BUILDID_C_REFERENCE => Implementation::C,
+        uapi::BUILDID_UNCACHED => Implementation::RustUncached,
         _ => return Err(EINVAL),
     };
-    let mode = arg.u32_at(12);
-    let iterations = arg.u32_at(16);
-    if mode > MODE_EMPTY || iterations == 0 || iterations > MAX_ITERATIONS {
+    let mode = bench.mode;
+    let iterations = bench.iterations;
+    if mode > BENCH_EMPTY || iterations == 0 || iterations > MAX_ITERATIONS {
         return Err(EINVAL);
     }
-    let file = readable_file(arg.u32_at(8))?;
+    let file = readable_file(bench.fd)?;
 
     let mut notes: KVec<u8> = KVec::new();
-    if mode == MODE_MEMORY {
-        let length = arg.u32_at(32);
+    if mode == BENCH_MEMORY {
+        let length = bench.length;
         if length == 0 || length > MAX_MEMORY_LEN {
             return Err(EINVAL);
         }
-        let offset = i64::try_from(arg.u64_at(24)).map_err(|_| EINVAL)?;
+        let offset = i64::try_from(bench.offset).map_err(|_| EINVAL)?;
         notes.extend_with(length as usize, 0, GFP_KERNEL)?;
         if file.kernel_read(&mut notes, offset)? != notes.len() {
             return Err(EIO);
@@ -319,11 +341,11 @@ fn bench(ptr: usize) -> Result<isize> {
     while done < iterations {
         // Time batches, and between them let other tasks run and a signal stop the loop.
         let batch = (iterations - done).min(BATCH);
-        let start = Ktime::ktime_get();
+        let start = kernel::time::Ktime::ktime_get();
         for _ in 0..batch {
             result = bench_once(&file, mode, implementation, &notes)?;
         }
-        elapsed += (Ktime::ktime_get() - start).to_ns();
+        elapsed += (kernel::time::Ktime::ktime_get() - start).to_ns();
         done += batch;
         if kernel::current!().signal_pending() {
             return Err(EINTR);
@@ -331,39 +353,57 @@ fn bench(ptr: usize) -> Result<isize> {
         resched();
     }
 
-    arg.set_u32(20, result as u32);
-    arg.set_u64(40, elapsed as u64);
+    bench.result = result;
+    bench.total_ns = elapsed as u64;
     arg.write_back()?;
     Ok(0)
 }
 
+/// Without `CONFIG_SAMPLE_RUST_BUILDID_BENCH` there is no benchmark ioctl.
+#[cfg(not(CONFIG_SAMPLE_RUST_BUILDID_BENCH))]
+fn bench(_ptr: usize) -> Result<isize> {
+    Err(ENOTTY)
+}
+
 struct BuildidDevice;
 
+#[vtable]
 impl MiscDevice for BuildidDevice {
-    fn ioctl(_file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        if _IOC_TYPE(cmd) != IOC_TYPE {
+    /// No state per open file: each ioctl names what it works on.
+    type Ptr = ();
+
+    fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result {
+        Ok(())
+    }
+
+    fn ioctl(_device: (), _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+        if _IOC_TYPE(cmd) != uapi::BUILDID_IOC_TYPE {
             return Err(ENOTTY);
         }
         match _IOC_NR(cmd) {
-            NR_FILE => query_file(arg),
-            NR_VMA => query_vma(arg),
-            NR_BENCH => bench(arg),
+            uapi::BUILDID_IOC_NR_FILE => query_file(arg),
+            uapi::BUILDID_IOC_NR_VMA => query_vma(arg),
+            uapi::BUILDID_IOC_NR_BENCH => bench(arg),
             _ => Err(ENOTTY),
         }
     }
 }
 
+/// The device's operations; an open file keeps this module loaded.
+static FOPS: MiscDeviceFops<BuildidDevice> = MiscDeviceFops::new(&THIS_MODULE);
+
 struct RustBuildid {
-    _device: Pin<KBox<Registration<BuildidDevice>>>,
+    _device: Pin<KBox<MiscDeviceRegistration<BuildidDevice>>>,
 }
 
 impl kernel::Module for RustBuildid {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         // Anyone may open the device: what each ioctl allows is checked per call.
-        let device = KBox::pin_init(
-            Registration::register(c_str!("buildid"), 0o444, module),
-            GFP_KERNEL,
-        )?;
+        let options = MiscDeviceOptions {
+            name: c_str!("buildid"),
+            mode: 0o444,
+        };
+        let device = KBox::pin_init(MiscDeviceRegistration::register(options, &FOPS), GFP_KERNEL)?;
         Ok(Self { _device: device })
     }
 }

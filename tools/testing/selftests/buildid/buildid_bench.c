@@ -29,7 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "buildid_dev.h"
+#include <linux/buildid_dev.h>
 #include "buildid_util.h"
 #include "buildid_probe.h"
 #include "buildid_stack.h"

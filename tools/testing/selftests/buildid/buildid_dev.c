@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
-#include "buildid_dev.h"
+#include <linux/buildid_dev.h>
 #include "buildid_util.h"
 
 static int open_device(void)
