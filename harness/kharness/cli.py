@@ -16,10 +16,7 @@ def cmd_tree(_args):
 
 def cmd_config(_args):
     from .kbuild import Kernel
-    k = Kernel()
-    k.prepare_tree()
-    k.configure()
-    print(k.build)
+    print(Kernel().prepare().build)
     return 0
 
 
@@ -63,17 +60,17 @@ def cmd_vm(args):
 
 
 def cmd_test(args):
-    from .testrun import run_tests
+    from .stages import run_tests
     return run_tests(args.stages)
 
 
 def cmd_run(_args):
-    from .testrun import run_demo
+    from .stages import run_demo
     return run_demo()
 
 
 def cmd_bench(_args):
-    from .testrun import run_bench
+    from .bench import run_bench
     return run_bench()
 
 

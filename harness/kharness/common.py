@@ -11,6 +11,7 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HARNESS = os.path.join(REPO, "harness")
 CACHE = os.environ.get("BUILDID_CACHE") or os.path.join(
     os.path.expanduser("~"), ".cache", "rust-buildid")
 
@@ -132,13 +133,14 @@ def run(cmd, progress=None, **kwargs):
         raise HarnessError(f"command failed with status {e.returncode}: {' '.join(cmd)}") from e
 
 
-def stream(cmd, what, step=None, drop=None, **kwargs):
+def stream(cmd, what, step=None, drop=None, quiet=False, **kwargs):
     """Run cmd, copying its output to ours as it comes; (status, output, steps).
 
     what names the step for the progress line printed every
     PROGRESS_SECONDS.  Lines matching step are counted for that line
     instead of being copied (kbuild's "  CC  file.o"), lines matching drop
-    are left out; output holds the lines that were copied.
+    are left out; output holds the lines that were copied.  With quiet,
+    they are kept in output but not printed.
     """
     lines = []
     try:
@@ -153,7 +155,8 @@ def stream(cmd, what, step=None, drop=None, **kwargs):
                 continue
             if drop and drop.match(line):
                 continue
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            if not quiet:
+                sys.stdout.write(line)
+                sys.stdout.flush()
             lines.append(line)
     return proc.wait(), "".join(lines), progress.steps

@@ -18,6 +18,12 @@ BENCH_FRAGMENT = os.path.join(REPO, "kernel", "configs", "buildid-bench.config")
 PATCHES = os.path.join(REPO, "patches")
 BASE_CONFIG = "allnoconfig"
 
+# Every unsafe block and unsafe impl needs a "// SAFETY:" comment: clippy
+# checks it as it compiles each Rust object (CLIPPY=1), with the lint that
+# Linux 6.12's rust_common_flags turn on; the lint stage checks that each
+# object of ours was compiled that way.
+UNSAFE_LINT = "-Wclippy::undocumented_unsafe_blocks"
+
 
 def toolchain_vars():
     return [
@@ -113,7 +119,7 @@ BUILD_NOISE = re.compile(f"{PAHOLE_NOISE.pattern}|{MAKE_DIRECTORY.pattern}")
 
 
 C_DIAG = re.compile(r"^(\S+\.[ch]):\d+:\d+: (?:warning|error)")
-RUST_DIAG = re.compile(r"^\s*--> (\S+\.rs):\d+")
+RUST_DIAG = re.compile(r"^\s*--> (\S+\.rs):(\d+)")
 
 
 def own_path(path, ours):
@@ -135,7 +141,11 @@ def rust_object(rel):
 
 
 def project_warnings(lines):
-    """(diagnostic, object) for warnings and errors located in the project's files."""
+    """(diagnostic, object) for warnings and errors located in the project's files.
+
+    A Rust diagnostic (rustc's or clippy's) is its first line followed by
+    " --> FILE:LINE:COLUMN"; it is reported as "FILE:LINE: first line".
+    """
     ours = set(project_files(REPO))
     found = []
     for i, line in enumerate(lines):
@@ -149,7 +159,7 @@ def project_warnings(lines):
         if rel:
             head = next((lines[j].strip() for j in range(i - 1, max(i - 4, -1), -1)
                          if re.match(r"^(warning|error)", lines[j])), "warning")
-            found.append((f"{rel}: {head}", rust_object(rel)))
+            found.append((f"{rel}:{m.group(2)}: {head}", rust_object(rel)))
     return found
 
 
@@ -195,6 +205,12 @@ class Kernel:
             shutil.rmtree(self.build)
         return kver
 
+    def prepare(self):
+        """Lay the overlay on the source and install the .config: ready to build."""
+        self.prepare_tree()
+        self.configure()
+        return self
+
     def kernel_version(self):
         return kernel_version(self.source.tree)
 
@@ -226,17 +242,17 @@ class Kernel:
         info(f"building the kernel in {self.build} (progress every {PROGRESS_SECONDS} s)")
         status, output, steps = stream(self.make_cmd("all", silent=False), "kernel build",
                                        step=KBUILD_STEP, drop=BUILD_NOISE)
+        problems = project_warnings(output.splitlines(keepends=True))
+        for obj in {o for _, o in problems}:
+            # Make the warning come back on the next build instead of vanishing
+            # with an up-to-date object: an object of the project that is
+            # there was built without any (the lint stage counts on it).
+            path = os.path.join(self.build, obj)
+            if os.path.exists(path):
+                os.unlink(path)
         if status != 0:
             raise HarnessError(f"kernel build failed (make exited {status})")
-        output = output.splitlines(keepends=True)
-        problems = project_warnings(output)
         if problems:
-            for obj in {o for _, o in problems}:
-                # Make the warning come back on the next build instead of vanishing
-                # with an up-to-date object.
-                path = os.path.join(self.build, obj)
-                if os.path.exists(path):
-                    os.unlink(path)
             raise HarnessError("compiler or clippy warnings in project files:\n  "
                                + "\n  ".join(sorted({w for w, _ in problems})))
         dt = time.monotonic() - t0
@@ -247,9 +263,11 @@ class Kernel:
         return os.path.join(self.build, "arch", "x86", "boot", "bzImage")
 
 
-def build_kernel():
-    k = Kernel()
-    k.prepare_tree()
-    k.configure()
-    k.build_all()
-    return k
+def build_kernel(kernel=None):
+    """The one way to a built kernel: overlay, .config, 'make all' (checked for warnings).
+
+    kernel defaults to the test kernel of the current source and fragment.
+    """
+    kernel = (kernel or Kernel()).prepare()
+    kernel.build_all()
+    return kernel

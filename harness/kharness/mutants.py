@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """'make mutants': the reliability tests must catch broken readers.
 
+Mutants of the files the host crate compiles (the readers and the parser)
+must also fail the host tests; 'make test' checks that in its host stage
+(host_mutant_checks), in a copy of the repository.
+
 Each mutant is one small change to a reader, of a kind that build ID readers
 have had or could easily have.  The kernel is built with it and booted
 once; the buildid_kunit suites and a set of the buildid_dev kselftest cases
@@ -13,13 +17,16 @@ put back as they were at the end, whatever happened.
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 
 from . import tap
-from .common import REPO, HarnessError, info
-from .kbuild import PATCHES, Kernel
-from .testrun import HARNESS, Tally, banner, build_buildid_kselftests, kunit_guest_command
+from .common import CACHE, CARGO, HARNESS, REPO, HarnessError, info, stream
+from .kbuild import PATCHES, Kernel, build_kernel
+from .parsers import cargo_counts
+from .stages import build_buildid_kselftests, cargo_env, kunit_guest_command
+from .tally import Tally, banner
 from .tree import project_files
 from .vm import boot
 
@@ -48,36 +55,42 @@ MUTANTS = (
     Mutant("cross_folio_off_by_one",
            "the part of a fetch that comes from the next folio is copied from one byte on",
            FREADER,
-           "            view.read(offset, dst).map_err(errno)?;\n",
-           "            view.read(offset + usize::from(done > 0), dst).map_err(errno)?;\n",
+           "            folio.read(offset, dst)?;\n",
+           "            folio.read(offset + usize::from(done > 0), dst)?;\n",
            ["buildid_file/buildid_tmpfs_note_crosses_folio",
             "buildid_dev/dev.partly_cached_ext4"]),
     Mutant("no_uptodate_check",
            "the nofault lookup uses a cached folio whose read has not completed or failed",
-           FREADER,
-           "        if !folio.is_uptodate() {\n"
-           "            return Err(errno(EFAULT));\n"
-           "        }\n",
-           "",
+           "rust/kernel/buildid.rs",
+           "        folio.is_uptodate().then(|| FolioView::new(folio))\n",
+           "        Some(FolioView::new(folio))\n",
            ["buildid_file/buildid_blockfs_not_uptodate",
             "buildid_dev/dev.io_error_sleepable"]),
     Mutant("folio_reference_leaked",
            "moving to another folio, or to a read, never puts the reference to the last one",
            FREADER,
            "        self.kept_len = 0;\n"
-           "        self.view = None;\n",
+           "        self.folio = None;\n",
            "        self.kept_len = 0;\n"
-           "        core::mem::forget(self.view.take());\n",
+           "        core::mem::forget(self.folio.take());\n",
            ["buildid_file/buildid_tmpfs_note_crosses_folio",
             "buildid_dev/dev.partly_cached_ext4",
             "buildid_dev/dev.partly_cached_xfs"]),
     Mutant("short_read_not_eio",
            "a sleepable read that comes back short counts as complete",
            FREADER,
-           "            Ok(_) => Err(errno(EIO)),\n",
-           "            Ok(_) => Ok(()),\n",
+           "            _ => Err(Errno::EIO),\n",
+           "            _ => Ok(()),\n",
            ["buildid_file/buildid_tmpfs_truncated"]),
 )
+
+# The kernel files the host crate (tools/lib/buildid) compiles: a mutant of
+# one of them must also fail the host tests, which 'make test' checks.
+HOST_COMPILED = (FREADER, "rust/kernel/buildid/elf.rs")
+# What the host crate needs besides the kernel tree's files.
+HOST_WORKSPACE = ("Cargo.toml", "Cargo.lock")
+# Enough for a release build and run of the host tests (40 to 60 s).
+HOST_MUTANT_SECONDS = 150
 
 
 def mutated_repo(dest, mutant):
@@ -95,6 +108,49 @@ def mutated_repo(dest, mutant):
                            f"{mutant.path} exactly once (found {text.count(mutant.old)})")
     with open(path, "w") as f:
         f.write(text.replace(mutant.old, mutant.new))
+
+
+def host_mutant_checks(tally):
+    """Run the host tests on each mutant of a file they compile: they must fail.
+
+    They run first on the copy without a mutant, which must pass, so that a
+    failure is the mutant's doing and not the copy's.
+    """
+    env = dict(cargo_env(), CARGO_TARGET_DIR=os.path.join(CACHE, "host-mutants-target"))
+    for mutant in [None] + [m for m in MUTANTS if m.path in HOST_COMPILED]:
+        name = mutant.name if mutant else "(no mutant)"
+        with tempfile.TemporaryDirectory(prefix="buildid-host-mutant.") as repo:
+            mutated_repo(repo, mutant)
+            for rel in HOST_WORKSPACE:
+                shutil.copy2(os.path.join(REPO, rel), os.path.join(repo, rel))
+            # A mutant may also make a test slow (a short read taken as complete
+            # walks a 4 GiB note segment of zeroes): the run is cut off, and the
+            # failures reported by then are what counts.
+            status, output, _ = stream(["timeout", str(HOST_MUTANT_SECONDS), CARGO, "test",
+                                        "--release", "--no-fail-fast", "-p", "buildid-elf",
+                                        "--color", "never"],
+                                       f"host tests with mutant {name}", cwd=repo,
+                                       env=env, quiet=True)
+        passed, failed = tests_run(output)
+        if mutant is None:
+            if not tally.check(status == 0 and passed > 0 and failed == 0,
+                               f"the host tests pass in a copy of the repository "
+                               f"({passed} pass, {failed} fail)"):
+                sys.stdout.write(output)
+                return
+            continue
+        tally.check(status != 0 and failed > 0,
+                    f"mutant {mutant.name} ({mutant.why}) fails {failed} host tests "
+                    f"({passed} pass)")
+
+
+def tests_run(output):
+    """(passed, failed) as cargo's test binaries reported them.
+
+    Unlike cargo_counts(), a failing cargo that ran no test (a mutant that
+    does not build) counts no failure: a mutant is only caught by a test.
+    """
+    return cargo_counts(output, 0)
 
 
 def failed_cases(result):
@@ -130,9 +186,7 @@ def run_mutants(names=()):
     if unknown:
         raise HarnessError(f"unknown mutant(s) {', '.join(sorted(unknown))}; known: "
                            + ", ".join(m.name for m in MUTANTS))
-    kernel = Kernel()
-    kernel.prepare_tree()
-    kernel.configure()
+    kernel = Kernel().prepare()
     tally = Tally()
     rows = []
     try:
@@ -150,7 +204,6 @@ def run_mutants(names=()):
                 rows.append((name, "does not build", ""))
                 continue
             if mutant is None:
-                kernel.make("headers")
                 build_buildid_kselftests(kernel)
             result = boot_cases(kernel)
             failed, reported = failed_cases(result)
@@ -172,12 +225,8 @@ def run_mutants(names=()):
             rows.append((name, mutant.why, ", ".join(sorted(failed)) or "none"))
     finally:
         banner("putting the tree and the build back")
-        kernel.prepare_tree()
-        kernel.configure()
-        kernel.build_all()
+        build_kernel(kernel)
     print()
     for name, why, failed in rows:
         print(f"{name}: {why}\n    failing: {failed}")
-    passed, failed = tally.counts
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
+    return tally.total()

@@ -45,3 +45,20 @@ class MutantTextTest(unittest.TestCase):
             with open(os.path.join(mutants.REPO, m.path)) as f:
                 self.assertEqual(f.read().count(m.old), 1, m.name)
             self.assertTrue(m.must_fail, m.name)
+
+
+class HostMutantTest(unittest.TestCase):
+    def test_only_failing_tests_catch_a_mutant(self):
+        caught = ("test result: ok. 10 passed; 0 failed; 0 ignored; 0 measured\n"
+                  "test result: FAILED. 76 passed; 6 failed; 0 ignored; 0 measured\n"
+                  "error: test failed, to rerun pass `-p buildid-elf --test corpus`\n")
+        self.assertEqual(mutants.tests_run(caught), (86, 6))
+        # A mutant that does not build fails cargo without failing a test.
+        broken = ("error[E0425]: cannot find value `offst` in this scope\n"
+                  "error: could not compile `buildid-elf` (lib) due to 1 previous error\n")
+        self.assertEqual(mutants.tests_run(broken), (0, 0))
+
+    def test_host_mutants_are_mutants_of_host_compiled_files(self):
+        host = [m for m in mutants.MUTANTS if m.path in mutants.HOST_COMPILED]
+        self.assertGreaterEqual(len(host), 3)
+        self.assertTrue(any(m.name == "cross_folio_off_by_one" for m in host))

@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Config check, kernel log scan, SAFETY comments and build warnings."""
+"""Config check, kernel log scan, build warnings, clippy's SAFETY lint, counts."""
 
+import contextlib
+import io
 import os
+import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
-from kharness import kbuild, testrun, vm
+from kharness import kbuild, lint, parsers, tree, vm
+from kharness.common import REPO
+from kharness.tally import Tally
+from tests.test_verdict import quietly
 
 FRAGMENT = """# comment
 CONFIG_A=y
@@ -58,38 +65,137 @@ class LogScanTest(unittest.TestCase):
         self.assertEqual(vm.scan_log(text), ["[    1.0] KASAN: not a splat but mentions it"])
 
 
-class UnsafeCommentTest(unittest.TestCase):
-    def lines(self, text):
-        with tempfile.NamedTemporaryFile("w", suffix=".rs", delete=False) as f:
-            f.write(text)
-        try:
-            return testrun.unsafe_without_safety_comment(f.name)
-        finally:
-            os.unlink(f.name)
+# Output of clippy-driver in a kernel build, in the form it prints it: the
+# tree is under the cache, and kbuild gives rustc the sources by absolute
+# path.  The second finding is in an upstream file.
+TREE = "/root/.cache/rust-buildid/tree/6.12.117-1/linux"
+CLIPPY_OUTPUT = f"""\
+warning: unsafe block missing a safety comment
+  --> {TREE}/rust/kernel/folio.rs:12:5
+   |
+12 |     unsafe {{ bindings::folio_put(self.as_raw()) }};
+   |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+   |
+   = help: consider adding a safety comment on the preceding line
+   = help: for further information visit https://rust-lang.github.io/rust-clippy/master/index.html#undocumented_unsafe_blocks
+   = note: requested on the command line with `-W clippy::undocumented-unsafe-blocks`
 
-    def test_commented_blocks_pass(self):
-        self.assertEqual(self.lines(
-            "fn f() {\n"
-            "    // SAFETY: fine.\n"
-            "    let x = unsafe { g() };\n"
-            "    // SAFETY: also\n"
-            "    // fine.\n"
-            "    unsafe {\n"
-            "        h()\n"
-            "    };\n"
-            "}\n"
-            "// SAFETY: it is.\n"
-            "unsafe impl Send for X {}\n"), [])
+warning: unsafe block missing a safety comment
+  --> {TREE}/rust/kernel/task.rs:98:9
+   |
+98 |         unsafe {{ &*ptr.cast() }}
+   |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+   |
+   = help: consider adding a safety comment on the preceding line
+   = help: for further information visit https://rust-lang.github.io/rust-clippy/master/index.html#undocumented_unsafe_blocks
 
-    def test_missing_comment_is_reported(self):
-        self.assertEqual(self.lines(
-            "fn f() {\n"
-            "    // SAFETY: fine.\n"
-            "    let x = unsafe { g() };\n"
-            "    let y = unsafe { g() };\n"
-            "}\n"
-            "unsafe impl Sync for X {}\n"
-            "/// Docs mention unsafe { here } in a comment only.\n"), [4, 6])
+warning: 2 warnings emitted
+
+warning: unsafe impl missing a safety comment
+   --> {TREE}/samples/rust/rust_buildid.rs:140:1
+    |
+140 | unsafe impl Sync for Device {{}}
+    | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    |
+    = help: consider adding a safety comment on the preceding line
+    = help: for further information visit https://rust-lang.github.io/rust-clippy/master/index.html#undocumented_unsafe_blocks
+
+warning: 1 warning emitted
+
+"""
+
+
+class ClippyOutputTest(unittest.TestCase):
+    """clippy::undocumented_unsafe_blocks findings fail the build in the project's files only."""
+
+    def test_findings_in_project_files(self):
+        found = kbuild.project_warnings(CLIPPY_OUTPUT.splitlines(keepends=True))
+        self.assertEqual(found, [
+            ("rust/kernel/folio.rs:12: warning: unsafe block missing a safety comment",
+             "rust/kernel.o"),
+            ("samples/rust/rust_buildid.rs:140: warning: unsafe impl missing a safety comment",
+             "samples/rust/rust_buildid.o"),
+        ])
+
+    def test_upstream_findings_are_ignored(self):
+        upstream = CLIPPY_OUTPUT[CLIPPY_OUTPUT.index("warning: unsafe block", 10):
+                                 CLIPPY_OUTPUT.index("warning: 2 warnings")]
+        self.assertIn("rust/kernel/task.rs:98:9", upstream)
+        self.assertEqual(kbuild.project_warnings(upstream.splitlines(keepends=True)), [])
+
+    def test_every_build_runs_the_lint(self):
+        make_vars = kbuild.toolchain_vars()
+        self.assertIn("CLIPPY=1", make_vars)
+        self.assertIn("CLIPPY_DRIVER=/usr/bin/clippy-driver", make_vars)
+
+
+# kbuild's record of a clippy build of the kernel crate (rust/.kernel.o.cmd,
+# as scripts/basic/fixdep writes it), shortened: most flags and the sources
+# it depends on are cut.  The lint comes from Linux 6.12.117's
+# rust_common_flags.
+KERNEL_O_RECORD = """\
+savedcmd_rust/kernel.o := OBJTREE=/root/.cache/rust-buildid/build/6.12.117-1 \
+/usr/bin/clippy-driver --edition=2021 -Zbinary_dep_depinfo=y -Astable_features \
+-Dunsafe_op_in_unsafe_fn -Wclippy::all -Wclippy::undocumented_unsafe_blocks \
+-Cpanic=abort -Copt-level=2 \
+--emit=dep-info=rust/.kernel.o.d --emit=obj=rust/kernel.o \
+--emit=metadata=rust/libkernel.rmeta --crate-type rlib -Lrust --crate-name kernel \
+/root/.cache/rust-buildid/tree/6.12.117-1/linux/rust/kernel/lib.rs --sysroot=/dev/null
+
+source_rust/kernel.o := /root/.cache/rust-buildid/tree/6.12.117-1/linux/rust/kernel/lib.rs
+
+deps_rust/kernel.o := \\
+  /root/.cache/rust-buildid/tree/6.12.117-1/linux/rust/kernel/lib.rs \\
+  /root/.cache/rust-buildid/tree/6.12.117-1/linux/rust/kernel/folio.rs \\
+  rust/libmacros.so \\
+
+rust/kernel.o: $(deps_rust/kernel.o)
+
+$(deps_rust/kernel.o):
+"""
+
+
+FOLIO = "rust/kernel/folio.rs"
+
+
+class UnsafeLintRecordTest(unittest.TestCase):
+    """The lint stage's reading of how kbuild compiled each of the project's objects."""
+
+    def test_file_that_no_mod_declares(self):
+        self.assertEqual(lint.unsafe_lint_problem("rust/kernel.o", KERNEL_O_RECORD,
+                                                  "rust/kernel/orphan.rs"),
+                         "rust/kernel/orphan.rs is not among the sources of rust/kernel.o "
+                         "(no mod declares it?)")
+        self.assertEqual(lint.dependencies(KERNEL_O_RECORD)[2], "rust/libmacros.so")
+
+    def test_linted_object_passes(self):
+        self.assertIsNone(lint.unsafe_lint_problem("rust/kernel.o", KERNEL_O_RECORD, FOLIO))
+
+    def test_object_not_there(self):
+        self.assertIn("not built", lint.unsafe_lint_problem("rust/kernel.o", None, FOLIO))
+
+    def test_not_compiled_by_clippy(self):
+        record = KERNEL_O_RECORD.replace("/usr/bin/clippy-driver", "/usr/bin/rustc")
+        self.assertEqual(lint.unsafe_lint_problem("rust/kernel.o", record, FOLIO),
+                         "rust/kernel.o was not compiled by clippy-driver")
+
+    def test_compiled_without_the_lint(self):
+        record = KERNEL_O_RECORD.replace(" -Wclippy::undocumented_unsafe_blocks", "")
+        self.assertEqual(lint.unsafe_lint_problem("rust/kernel.o", record, FOLIO),
+                         "rust/kernel.o was compiled without "
+                         "-Wclippy::undocumented_unsafe_blocks")
+        self.assertIn("holds no command", lint.unsafe_lint_problem("rust/kernel.o", "", FOLIO))
+
+    def test_record_of_an_object(self):
+        with tempfile.TemporaryDirectory() as build:
+            os.makedirs(os.path.join(build, "rust"))
+            with open(os.path.join(build, "rust", ".kernel.o.cmd"), "w") as f:
+                f.write(KERNEL_O_RECORD)
+            # Removed by the build for a warning: its record alone is not enough.
+            self.assertIsNone(lint.kbuild_record(build, "rust/kernel.o"))
+            open(os.path.join(build, "rust", "kernel.o"), "w").close()
+            self.assertEqual(lint.kbuild_record(build, "rust/kernel.o"), KERNEL_O_RECORD)
+            self.assertIsNone(lint.kbuild_record(build, "lib/buildid_rust.o"))
 
 
 class BuildWarningTest(unittest.TestCase):
@@ -105,3 +211,76 @@ class BuildWarningTest(unittest.TestCase):
         found = kbuild.project_warnings(lines)
         self.assertEqual([o for _, o in found], ["rust/kernel.o", "lib/buildid_kunit.o"])
         self.assertIn("unused variable", found[0][0])
+
+
+RUST_FILES = [f for f in tree.project_files(REPO) if f.endswith(".rs")]
+
+
+class LintStageTest(unittest.TestCase):
+    """The lint stage checks each Rust file of the project through its object's record."""
+
+    def test_unbuilt_object_fails_its_files(self):
+        with tempfile.TemporaryDirectory() as build:
+            for obj in ("rust/kernel.o", "lib/buildid_rust.o"):
+                path = os.path.join(build, obj)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "w").close()
+                with open(os.path.join(os.path.dirname(path),
+                                       f".{os.path.basename(obj)}.cmd"), "w") as f:
+                    # Built from every Rust file of the project.
+                    f.write(KERNEL_O_RECORD.replace(
+                        "  rust/libmacros.so \\\n",
+                        "".join(f"  /tree/linux/{rs} \\\n" for rs in RUST_FILES)))
+            kernel = mock.Mock(build=build, source=mock.Mock(tree="/nonexistent"))
+            real_run = subprocess.run
+
+            def run(cmd, **kwargs):
+                # git lists the project's files; rustfmt, checkpatch, ... pass.
+                if cmd[0] == "git":
+                    return real_run(cmd, **kwargs)
+                return subprocess.CompletedProcess(cmd, 0, stdout="")
+
+            with mock.patch.object(subprocess, "run", run):
+                tally = quietly(lint.stage_lint, kernel)
+        unsafe = [f for f in tally.failures if "SAFETY" in f]
+        self.assertEqual(unsafe, [
+            "every unsafe block in samples/rust/rust_buildid.rs has a SAFETY comment "
+            "(clippy::undocumented_unsafe_blocks in samples/rust/rust_buildid.o): "
+            "samples/rust/rust_buildid.o is not built (the build finds a warning in it, "
+            "or never ran)"])
+        self.assertGreater(tally.passed, 10)
+
+class CountsTest(unittest.TestCase):
+    """The host stage's counts of cargo's and unittest's own reports."""
+
+    CARGO = ("running 3 tests\n"
+             "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+             "test result: FAILED. 5 passed; 2 failed; 0 ignored; 0 measured\n")
+
+    def test_cargo(self):
+        self.assertEqual(parsers.cargo_counts(self.CARGO, 101), (8, 2))
+        # A cargo that fails before any test reports (a build error) fails once.
+        self.assertEqual(parsers.cargo_counts("error[E0425]: cannot find value\n", 101), (0, 1))
+        self.assertEqual(parsers.cargo_counts(self.CARGO.splitlines()[1], 0), (3, 0))
+
+    def test_unittest(self):
+        self.assertEqual(parsers.unittest_counts("....\nRan 66 tests in 0.5s\n\nOK\n", 0), (66, 0))
+        self.assertEqual(parsers.unittest_counts(
+            "Ran 66 tests in 0.5s\n\nFAILED (failures=2, errors=1)\n", 1), (63, 3))
+        self.assertEqual(parsers.unittest_counts("ImportError: no module\n", 1), (0, 1))
+
+
+class TallyTest(unittest.TestCase):
+    def test_checks_counts_and_total(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            tally = Tally()
+            tally.check(True, "one")
+            tally.check(True, "quiet", quiet_ok=True)
+            tally.check(False, "two", quiet_ok=True)
+            tally.add(3, 1)
+            status = tally.total()
+        self.assertEqual(out.getvalue(), "ok - one\nnot ok - two\n5 passed, 2 failed\n")
+        self.assertEqual((tally.counts, tally.failures, status), ((5, 2), ["two"], 1))
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(Tally().total(), 0)

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import unittest
 
-from kharness import testrun, vm
+from kharness import parsers, vm
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 def recorded(name):
@@ -102,7 +102,7 @@ class RunSplatsTest(unittest.TestCase):
 class KunitVerdictTest(unittest.TestCase):
     def verdict(self, dmesg, status=0):
         with boot_with(status, files={"dmesg.txt": dmesg}) as boot:
-            return quietly(testrun.kunit_verdict, boot)
+            return quietly(parsers.kunit_verdict, boot)
 
     def test_recorded_run_passes(self):
         tally = self.verdict(recorded("kunit-dmesg.txt"))
@@ -166,11 +166,11 @@ class KunitVerdictTest(unittest.TestCase):
 
     def test_warning_fails_the_stage(self):
         tally = self.verdict(recorded("kunit-dmesg.txt") + WARNING)
-        self.assertTrue(testrun.caused_only_by_warning(tally), tally.failures)
+        self.assertTrue(parsers.caused_only_by_warning(tally), tally.failures)
         # A failure of anything else is not "caused only by the WARNING".
         text = recorded("kunit-dmesg.txt").replace("    ok 2 buildid_buf_rejects_bad_notes",
                                                    "    not ok 2 buildid_buf_rejects_bad_notes")
-        self.assertFalse(testrun.caused_only_by_warning(self.verdict(text + WARNING)))
+        self.assertFalse(parsers.caused_only_by_warning(self.verdict(text + WARNING)))
 
 
 class HarnessCheckTest(unittest.TestCase):
@@ -178,22 +178,22 @@ class HarnessCheckTest(unittest.TestCase):
 
     def test_splat_must_be_seen_after_a_successful_command(self):
         with boot_with(0, files={"dmesg.txt": WARNING}) as boot:
-            self.assertTrue(testrun.splat_with(boot, "WARNING:", "lkdtm"))
-            self.assertFalse(testrun.splat_with(boot, "UBSAN: array-index-out-of-bounds"))
+            self.assertTrue(parsers.splat_with(boot, "WARNING:", "lkdtm"))
+            self.assertFalse(parsers.splat_with(boot, "UBSAN: array-index-out-of-bounds"))
         # modprobe failed: the run fails, but not for the reason under test.
         with boot_with(1, files={"dmesg.txt": WARNING}) as boot:
-            self.assertFalse(testrun.splat_with(boot, "WARNING:", "lkdtm"))
+            self.assertFalse(parsers.splat_with(boot, "WARNING:", "lkdtm"))
         with boot_with(0, timed_out=True, files={"dmesg.txt": WARNING}) as boot:
-            self.assertFalse(testrun.splat_with(boot, "WARNING:", "lkdtm"))
+            self.assertFalse(parsers.splat_with(boot, "WARNING:", "lkdtm"))
         with boot_with(0, files={"dmesg.txt": "[ 1.0] lkdtm: Performing direct entry WARNING\n"}
                        ) as boot:
-            self.assertFalse(testrun.splat_with(boot, "WARNING:", "lkdtm"))
+            self.assertFalse(parsers.splat_with(boot, "WARNING:", "lkdtm"))
 
 
 class KselftestVerdictTest(unittest.TestCase):
-    def verdict(self, output, status=0, dmesg="", parts=testrun.KSELFTEST_PARTS):
+    def verdict(self, output, status=0, dmesg="", parts=parsers.KSELFTEST_PARTS):
         with boot_with(status, files={"guest-output.txt": output, "dmesg.txt": dmesg}) as boot:
-            return quietly(testrun.kselftest_verdict, boot, parts, proc_selection())
+            return quietly(parsers.kselftest_verdict, boot, parts, proc_selection())
 
     def failures(self, output, **kwargs):
         return self.verdict(output, **kwargs).failures
@@ -205,7 +205,7 @@ class KselftestVerdictTest(unittest.TestCase):
 
     def test_warning_fails_the_stage(self):
         tally = self.verdict(recorded("kselftest-output.txt"), dmesg=WARNING)
-        self.assertTrue(testrun.caused_only_by_warning(tally), tally.failures)
+        self.assertTrue(parsers.caused_only_by_warning(tally), tally.failures)
 
     def test_test_progs_exit_status(self):
         text = recorded("kselftest-output.txt").replace("=== end bpf status=0 ===",
