@@ -28,37 +28,17 @@
 #include <asm/nmi.h>
 #endif
 
-#define NT_GNU_BUILD_ID	3
+#include "buildid_kunit_image.h"
+
 #define IMAGE_SIZE	1024
-#define NOTE_OFF	512
 
-/* A 64-bit ELF image with a 20-byte build ID derived from @seed. */
-static void make_image(u8 *img, u32 seed)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
-	Elf32_Nhdr *nh = (Elf32_Nhdr *)(img + NOTE_OFF);
-	u8 *id = (u8 *)(nh + 1) + 4;
-	int i;
-
-	memset(img, 0, IMAGE_SIZE);
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_type = ET_DYN;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = 1;
-	ph->p_type = PT_NOTE;
-	ph->p_offset = NOTE_OFF;
-	ph->p_filesz = sizeof(*nh) + 4 + BUILD_ID_SIZE_MAX;
-	nh->n_namesz = 4;
-	nh->n_descsz = BUILD_ID_SIZE_MAX;
-	nh->n_type = NT_GNU_BUILD_ID;
-	memcpy(nh + 1, "GNU", 4);
-	for (i = 0; i < BUILD_ID_SIZE_MAX; i++)
-		id[i] = seed * 31 + i;
-}
+/* The image of every test: a 64-bit ELF file with a 20-byte build ID. */
+static const struct image_layout layout = {
+	.phoff = sizeof(Elf64_Ehdr),
+	.note_off = 512,
+	.id_len = BUILD_ID_SIZE_MAX,
+	.size = IMAGE_SIZE,
+};
 
 static void expected_id(unsigned char *id, u32 seed)
 {
@@ -68,32 +48,28 @@ static void expected_id(unsigned char *id, u32 seed)
 		id[i] = seed * 31 + i;
 }
 
-static void file_release(void *file)
-{
-	fput(file);
-}
-
 /* A tmpfs file holding @len bytes of @img, released at the end of the test. */
 static struct file *tmpfs_file(struct kunit *test, const u8 *img, size_t len)
 {
-	struct file *file = shmem_file_setup("buildid-cache-kunit", len, 0);
-	loff_t pos = 0;
+	struct file *file = buildid_kunit_tmpfs_file(test, img, len);
 
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, file_release, file), 0);
-	KUNIT_ASSERT_EQ(test, kernel_write(file, img, len, &pos), (ssize_t)len);
 	/* The tests rely on shmem_file_setup() not taking write access. */
 	KUNIT_ASSERT_LE(test, atomic_read(&file_inode(file)->i_writecount), 0);
 	return file;
 }
 
+/* The image of the build ID numbered @seed. */
+static u8 *make_image(struct kunit *test, u32 seed)
+{
+	u8 id[BUILD_ID_SIZE_MAX];
+
+	expected_id(id, seed);
+	return buildid_kunit_image(test, &layout, id);
+}
+
 static struct file *elf_file(struct kunit *test, u32 seed)
 {
-	u8 *img = kunit_kzalloc(test, IMAGE_SIZE, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, img);
-	make_image(img, seed);
-	return tmpfs_file(test, img, IMAGE_SIZE);
+	return tmpfs_file(test, make_image(test, seed), IMAGE_SIZE);
 }
 
 static void expect_cached(struct kunit *test, struct file *file, u32 seed)
@@ -207,12 +183,10 @@ static void buildid_cache_changed_size_is_a_miss(struct kunit *test)
 /* No entry outlives its inode. */
 static void buildid_cache_inode_freed(struct kunit *test)
 {
-	u8 *img = kunit_kzalloc(test, IMAGE_SIZE, GFP_KERNEL);
+	u8 *img = make_image(test, 5);
 	struct file *f;
 	struct inode *inode;
 
-	KUNIT_ASSERT_NOT_NULL(test, img);
-	make_image(img, 5);
 	f = shmem_file_setup("buildid-cache-kunit", IMAGE_SIZE, 0);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, f);
 	inode = file_inode(f);

@@ -26,6 +26,8 @@
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 
+#include "buildid_kunit_image.h"
+
 static char *dir;
 module_param(dir, charp, 0444);
 MODULE_PARM_DESC(dir, "directory on a block-backed file system (e.g. ext4) for eviction tests");
@@ -37,17 +39,6 @@ MODULE_PARM_DESC(huge_dir, "directory on tmpfs mounted with huge=always for larg
 static int secret_fd = -1;
 module_param(secret_fd, int, 0444);
 MODULE_PARM_DESC(secret_fd, "fd of a memfd_secret() file in the loading task");
-
-#define NT_GNU_BUILD_ID 3
-
-/* Where a test image puts its program headers and its build ID note. */
-struct image_layout {
-	bool elf32;
-	u64 phoff;
-	u64 note_off;
-	u32 id_len;
-	u64 size;
-};
 
 struct result {
 	int ret;
@@ -63,49 +54,13 @@ static void fill_id(unsigned char *id, u32 len)
 		id[i] = 0xa0 + i;
 }
 
-/* Fills the ELF header and a PT_LOAD and a PT_NOTE program header. */
-#define FILL_HEADERS(img, l, ehdr_t, phdr_t, class, type, note_sz)	\
-do {									\
-	ehdr_t *eh = (ehdr_t *)(img);					\
-	phdr_t *ph = (phdr_t *)((img) + (l)->phoff);			\
-									\
-	eh->e_ident[EI_CLASS] = (class);				\
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;				\
-	eh->e_type = (type);						\
-	eh->e_phoff = (l)->phoff;					\
-	eh->e_phentsize = sizeof(*ph);					\
-	eh->e_phnum = 2;						\
-	ph[0].p_type = PT_LOAD;						\
-	ph[1].p_type = PT_NOTE;						\
-	ph[1].p_offset = (l)->note_off;					\
-	ph[1].p_filesz = (note_sz);					\
-	ph[1].p_align = 4;						\
-} while (0)
-
-/*
- * Returns a kmalloc'ed ELF image laid out as @l describes: a PT_LOAD and a
- * PT_NOTE header at l->phoff, a "GNU" build ID note of l->id_len bytes at
- * l->note_off.
- */
+/* An image as @l describes, with the build ID fill_id() makes. */
 static u8 *make_image(struct kunit *test, const struct image_layout *l)
 {
-	u32 note_sz = sizeof(Elf32_Nhdr) + 4 + ALIGN(l->id_len, 4);
-	u8 *img = kunit_kzalloc(test, l->size, GFP_KERNEL);
-	Elf32_Nhdr *nhdr;
+	u8 id[BUILD_ID_SIZE_MAX];
 
-	KUNIT_ASSERT_NOT_NULL(test, img);
-	memcpy(img, ELFMAG, SELFMAG);
-	if (l->elf32)
-		FILL_HEADERS(img, l, Elf32_Ehdr, Elf32_Phdr, ELFCLASS32, ET_DYN, note_sz);
-	else
-		FILL_HEADERS(img, l, Elf64_Ehdr, Elf64_Phdr, ELFCLASS64, ET_EXEC, note_sz);
-	nhdr = (Elf32_Nhdr *)(img + l->note_off);
-	nhdr->n_namesz = 4;
-	nhdr->n_descsz = l->id_len;
-	nhdr->n_type = NT_GNU_BUILD_ID;
-	memcpy(nhdr + 1, "GNU", 4);
-	fill_id((u8 *)(nhdr + 1) + 4, l->id_len);
-	return img;
+	fill_id(id, l->id_len);
+	return buildid_kunit_image(test, l, id);
 }
 
 static void write_all(struct kunit *test, struct file *file, const u8 *buf, u64 len)
@@ -113,22 +68,6 @@ static void write_all(struct kunit *test, struct file *file, const u8 *buf, u64 
 	loff_t pos = 0;
 
 	KUNIT_ASSERT_EQ(test, kernel_write(file, buf, len, &pos), (ssize_t)len);
-}
-
-static void file_release(void *file)
-{
-	fput(file);
-}
-
-static struct file *tmpfs_file(struct kunit *test, const u8 *img, u64 len)
-{
-	struct file *file = shmem_file_setup("buildid-kunit", len, 0);
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, file_release, file), 0);
-	if (img)
-		write_all(test, file, img, len);
-	return file;
 }
 
 static void path_file_release(void *file)
@@ -246,16 +185,12 @@ static void buildid_buf_valid_and_truncated(struct kunit *test)
 	unsigned int i, cut;
 
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
-		struct image_layout l = { .note_off = 0, .id_len = lens[i], .size = 64 };
-		Elf32_Nhdr *nhdr = (Elf32_Nhdr *)buf;
-		u32 note_sz = sizeof(*nhdr) + 4 + ALIGN(lens[i], 4);
+		u32 note_sz = sizeof(Elf32_Nhdr) + 4 + ALIGN(lens[i], 4);
+		u8 id[BUILD_ID_SIZE_MAX];
 
 		memset(buf, 0, sizeof(buf));
-		nhdr->n_namesz = 4;
-		nhdr->n_descsz = l.id_len;
-		nhdr->n_type = NT_GNU_BUILD_ID;
-		memcpy(nhdr + 1, "GNU", 4);
-		fill_id(buf + sizeof(*nhdr) + 4, l.id_len);
+		fill_id(id, lens[i]);
+		buildid_kunit_note(buf, id, lens[i]);
 
 		for (cut = 0; cut <= note_sz; cut++) {
 			unsigned char rid[BUILD_ID_SIZE_MAX], cid[BUILD_ID_SIZE_MAX];
@@ -313,8 +248,8 @@ static void buildid_tmpfs_elf64_and_elf32(struct kunit *test)
 	struct image_layout l64 = { .phoff = 64, .note_off = 256, .id_len = 20, .size = 512 };
 	struct image_layout l32 = { .elf32 = true, .phoff = 52, .note_off = 200, .id_len = 16,
 				    .size = 512 };
-	struct file *f64 = tmpfs_file(test, make_image(test, &l64), l64.size);
-	struct file *f32 = tmpfs_file(test, make_image(test, &l32), l32.size);
+	struct file *f64 = buildid_kunit_tmpfs_file(test, make_image(test, &l64), l64.size);
+	struct file *f32 = buildid_kunit_tmpfs_file(test, make_image(test, &l32), l32.size);
 
 	expect_all_modes(test, f64, 0, 0, 20);
 	expect_all_modes(test, f32, 0, 0, 16);
@@ -324,7 +259,7 @@ static void buildid_tmpfs_beyond_first_page(struct kunit *test)
 {
 	struct image_layout l = { .phoff = 3 * PAGE_SIZE + 8, .note_off = 5 * PAGE_SIZE + 100,
 				  .id_len = 20, .size = 6 * PAGE_SIZE };
-	struct file *f = tmpfs_file(test, make_image(test, &l), l.size);
+	struct file *f = buildid_kunit_tmpfs_file(test, make_image(test, &l), l.size);
 
 	expect_all_modes(test, f, 0, 0, 20);
 }
@@ -338,7 +273,7 @@ static void buildid_tmpfs_note_crosses_folio(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(shifts); i++) {
 		struct image_layout l = { .phoff = PAGE_SIZE - 60, .note_off = 2 * PAGE_SIZE + shifts[i],
 					  .id_len = 20, .size = 3 * PAGE_SIZE };
-		struct file *f = tmpfs_file(test, make_image(test, &l), l.size);
+		struct file *f = buildid_kunit_tmpfs_file(test, make_image(test, &l), l.size);
 		struct folio *folio;
 		struct result r;
 		int refs;
@@ -369,7 +304,7 @@ static void buildid_tmpfs_holes(struct kunit *test)
 	struct image_layout l = { .phoff = 64, .note_off = 8 * PAGE_SIZE, .id_len = 20,
 				  .size = 9 * PAGE_SIZE };
 	u8 *img = make_image(test, &l);
-	struct file *f = tmpfs_file(test, NULL, l.size);
+	struct file *f = buildid_kunit_tmpfs_file(test, NULL, l.size);
 	loff_t pos = 0;
 
 	/* Only the first page and the page of the note are written. */
@@ -382,7 +317,7 @@ static void buildid_tmpfs_holes(struct kunit *test)
 	/* Now with the note in a hole: no page to find, zeroes to read. */
 	l.note_off = 4 * PAGE_SIZE;
 	img = make_image(test, &l);
-	f = tmpfs_file(test, NULL, l.size);
+	f = buildid_kunit_tmpfs_file(test, NULL, l.size);
 	pos = 0;
 	KUNIT_ASSERT_EQ(test, kernel_write(f, img, PAGE_SIZE, &pos), (ssize_t)PAGE_SIZE);
 	/* nofault: the note fetch fails with -EFAULT, swallowed into "no build ID". */
@@ -392,7 +327,7 @@ static void buildid_tmpfs_holes(struct kunit *test)
 	l.note_off = 64 + 2 * sizeof(Elf64_Phdr);
 	l.phoff = 2 * PAGE_SIZE;
 	img = make_image(test, &l);
-	f = tmpfs_file(test, NULL, l.size);
+	f = buildid_kunit_tmpfs_file(test, NULL, l.size);
 	pos = 0;
 	KUNIT_ASSERT_EQ(test, kernel_write(f, img, PAGE_SIZE, &pos), (ssize_t)PAGE_SIZE);
 	expect_all_modes(test, f, -EFAULT, -EINVAL, 20);
@@ -405,20 +340,20 @@ static void buildid_tmpfs_not_elf(struct kunit *test)
 	struct file *f;
 
 	img[0] = 0x7e;
-	f = tmpfs_file(test, img, l.size);
+	f = buildid_kunit_tmpfs_file(test, img, l.size);
 	expect_all_modes(test, f, -EINVAL, -EINVAL, 20);
 
 	img[0] = 0x7f;
 	((Elf64_Ehdr *)img)->e_type = ET_REL;
-	f = tmpfs_file(test, img, l.size);
+	f = buildid_kunit_tmpfs_file(test, img, l.size);
 	expect_all_modes(test, f, -EINVAL, -EINVAL, 20);
 
 	/* Shorter than an ELF header: the sleepable read comes back short. */
 	((Elf64_Ehdr *)img)->e_type = ET_DYN;
-	f = tmpfs_file(test, img, 40);
+	f = buildid_kunit_tmpfs_file(test, img, 40);
 	expect_all_modes(test, f, -EINVAL, -EIO, 20);
 
-	f = tmpfs_file(test, NULL, 0);
+	f = buildid_kunit_tmpfs_file(test, NULL, 0);
 	expect_all_modes(test, f, -EFAULT, -EIO, 20);
 }
 
@@ -427,7 +362,7 @@ static void buildid_tmpfs_truncated(struct kunit *test)
 {
 	struct image_layout l = { .phoff = 64, .note_off = PAGE_SIZE + 200, .id_len = 20,
 				  .size = 2 * PAGE_SIZE };
-	struct file *f = tmpfs_file(test, make_image(test, &l), l.size);
+	struct file *f = buildid_kunit_tmpfs_file(test, make_image(test, &l), l.size);
 
 	expect_all_modes(test, f, 0, 0, 20);
 	KUNIT_ASSERT_EQ(test, vfs_truncate(&f->f_path, PAGE_SIZE + 210), 0);
@@ -458,7 +393,7 @@ static void buildid_tmpfs_negative_offsets(struct kunit *test)
 	 */
 	ph[1].p_offset = -100ULL;
 	ph[1].p_filesz = 200;
-	f = tmpfs_file(test, img, l.size);
+	f = buildid_kunit_tmpfs_file(test, img, l.size);
 	expect_all_modes(test, f, -EINVAL, -EINVAL, 20);
 
 	/*
@@ -467,7 +402,7 @@ static void buildid_tmpfs_negative_offsets(struct kunit *test)
 	 * shmem reads nothing at a negative offset.
 	 */
 	((Elf64_Ehdr *)img)->e_phoff = 1ULL << 63;
-	f = tmpfs_file(test, img, l.size);
+	f = buildid_kunit_tmpfs_file(test, img, l.size);
 	expect_all_modes(test, f, -EFAULT, -EIO, 20);
 }
 

@@ -240,6 +240,32 @@ static uint64_t elf_craft_size(const struct elf_craft *c)
 /* Where elf_craft_pieces() puts each piece: 0 or -errno. */
 typedef int (*elf_put_fn)(void *ctx, uint64_t off, const void *buf, size_t len);
 
+/*
+ * The ELF header and program headers of elf_craft_pieces(), for one class:
+ * the same fields in the 32- and 64-bit types.
+ */
+#define ELF_CRAFT_HEADERS(ehdr_t, phdr_t, class, machine)				\
+({											\
+	ehdr_t eh = {									\
+		.e_type = ET_DYN, .e_machine = (machine), .e_version = EV_CURRENT,	\
+		.e_phoff = c->phoff, .e_ehsize = ehsize,				\
+		.e_phentsize = phentsize, .e_phnum = phnum,				\
+	};										\
+	phdr_t ph[2] = {								\
+		{ .p_type = PT_LOAD, .p_filesz = size, .p_memsz = size,			\
+		  .p_flags = PF_R | PF_X, .p_align = 0x1000 },				\
+		{ .p_type = PT_NOTE, .p_offset = c->note_off,				\
+		  .p_vaddr = c->note_off, .p_filesz = note_len,				\
+		  .p_memsz = note_len, .p_flags = PF_R, .p_align = 4 },		\
+	};										\
+											\
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);						\
+	eh.e_ident[EI_CLASS] = (class);							\
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;						\
+	eh.e_ident[EI_VERSION] = EV_CURRENT;						\
+	put(ctx, 0, &eh, sizeof(eh)) ?: put(ctx, c->phoff, ph, phnum * phentsize);	\
+})
+
 /* Puts the pieces of @c's image, a file of @size bytes, through @put. */
 static int elf_craft_pieces(const struct elf_craft *c, uint64_t size, elf_put_fn put, void *ctx)
 {
@@ -251,45 +277,8 @@ static int elf_craft_pieces(const struct elf_craft *c, uint64_t size, elf_put_fn
 			  .n_type = NT_GNU_BUILD_ID };
 	int err;
 
-	if (c->elf32) {
-		Elf32_Ehdr eh = {
-			.e_type = ET_DYN, .e_machine = EM_386, .e_version = EV_CURRENT,
-			.e_phoff = c->phoff, .e_ehsize = ehsize,
-			.e_phentsize = phentsize, .e_phnum = phnum,
-		};
-		Elf32_Phdr ph[2] = {
-			{ .p_type = PT_LOAD, .p_filesz = size, .p_memsz = size,
-			  .p_flags = PF_R | PF_X, .p_align = 0x1000 },
-			{ .p_type = PT_NOTE, .p_offset = c->note_off,
-			  .p_vaddr = c->note_off, .p_filesz = note_len,
-			  .p_memsz = note_len, .p_flags = PF_R, .p_align = 4 },
-		};
-
-		memcpy(eh.e_ident, ELFMAG, SELFMAG);
-		eh.e_ident[EI_CLASS] = ELFCLASS32;
-		eh.e_ident[EI_DATA] = ELFDATA2LSB;
-		eh.e_ident[EI_VERSION] = EV_CURRENT;
-		err = put(ctx, 0, &eh, sizeof(eh)) ?: put(ctx, c->phoff, ph, phnum * phentsize);
-	} else {
-		Elf64_Ehdr eh = {
-			.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-			.e_phoff = c->phoff, .e_ehsize = ehsize,
-			.e_phentsize = phentsize, .e_phnum = phnum,
-		};
-		Elf64_Phdr ph[2] = {
-			{ .p_type = PT_LOAD, .p_filesz = size, .p_memsz = size,
-			  .p_flags = PF_R | PF_X, .p_align = 0x1000 },
-			{ .p_type = PT_NOTE, .p_offset = c->note_off,
-			  .p_vaddr = c->note_off, .p_filesz = note_len,
-			  .p_memsz = note_len, .p_flags = PF_R, .p_align = 4 },
-		};
-
-		memcpy(eh.e_ident, ELFMAG, SELFMAG);
-		eh.e_ident[EI_CLASS] = ELFCLASS64;
-		eh.e_ident[EI_DATA] = ELFDATA2LSB;
-		eh.e_ident[EI_VERSION] = EV_CURRENT;
-		err = put(ctx, 0, &eh, sizeof(eh)) ?: put(ctx, c->phoff, ph, phnum * phentsize);
-	}
+	err = c->elf32 ? ELF_CRAFT_HEADERS(Elf32_Ehdr, Elf32_Phdr, ELFCLASS32, EM_386) :
+			 ELF_CRAFT_HEADERS(Elf64_Ehdr, Elf64_Phdr, ELFCLASS64, EM_X86_64);
 	if (!err && c->id.size)
 		err = put(ctx, c->note_off, &nh, sizeof(nh)) ?:
 		      put(ctx, c->note_off + sizeof(nh), "GNU", 4) ?:
