@@ -90,7 +90,7 @@ impl<F: FolioBytes> CachedFolio<F> {
     #[inline(always)]
     fn get<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result<&F, Errno> {
         let reuse = match &self.folio {
-            Some(folio) => pos >= folio.pos() && pos - folio.pos() < folio.size() as i64,
+            Some(folio) => holds(folio, pos),
             None => false,
         };
         if !reuse {
@@ -113,7 +113,7 @@ impl<F: FolioBytes> CachedFolio<F> {
         let index = usize::try_from(pos >> C::PAGE_SHIFT).map_err(|_| Errno::EFAULT)?;
         let folio = cache.uptodate_folio(index).ok_or(Errno::EFAULT)?;
         // A folio that does not hold `pos` would make `get` read the wrong bytes.
-        if pos < folio.pos() || pos - folio.pos() >= folio.size() as i64 {
+        if !holds(&folio, pos) {
             return Err(Errno::EFAULT);
         }
         self.folio = Some(folio);
@@ -205,6 +205,12 @@ impl<F: FolioBytes> CachedFolio<F> {
         }
         Ok(())
     }
+}
+
+/// Whether `folio` caches the byte at file position `pos`.
+#[inline(always)]
+fn holds<F: FolioBytes>(folio: &F, pos: i64) -> bool {
+    pos >= folio.pos() && pos - folio.pos() < folio.size() as i64
 }
 
 /// The number of bytes from `pos` up to `limit`, if there is one; `pos` is not negative and
