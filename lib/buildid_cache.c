@@ -13,8 +13,10 @@
  *                         path needs fput() here), and raises an irq_work;
  *   irq_work (hardirq)    queues the work item; queue_work() takes a pool
  *                         lock, which the lookup's context may already hold;
- *   worker (process)      drains every CPU's ring, fills the cache with the
- *                         sleepable reader, and drops the file references.
+ *   worker (process)      drains every CPU's ring, fills the cache with
+ *                         buffered reads, and drops the file references
+ *                         synchronously (__fput_sync()), so that no delayed
+ *                         fput keeps a file system busy after a drain.
  *
  * task_work is not used: it cannot be queued for exiting tasks, whose
  * stacks profilers sample too.  Neither ihold() (it does not pin the
@@ -33,9 +35,50 @@
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/sysctl.h>
+#include <linux/uio.h>
 #include <linux/workqueue.h>
 
-DEFINE_STATIC_KEY_TRUE(buildid_cache_hooks);
+/*
+ * Off until buildid_cache_init() has made the table: the hooks must not run,
+ * and fills must not parse, for a cache that does not exist.
+ */
+DEFINE_STATIC_KEY_FALSE(buildid_cache_hooks);
+
+bool buildid_cache_hooks_enabled(void)
+{
+	return static_key_enabled(&buildid_cache_hooks);
+}
+
+/**
+ * buildid_cache_read() - Read @file for a cache fill.
+ * @file: a file open for reading
+ * @buf: where the bytes go
+ * @count: how many bytes to read
+ * @pos: the file position to read at
+ *
+ * What __kernel_read() does, but always as a buffered read: the opener's
+ * O_DIRECT (whose small unaligned reads most block file systems refuse) and
+ * IOCB_NOWAIT do not apply, so that the cache records what the file holds,
+ * whichever way the mapped file was opened.  May sleep.
+ *
+ * Return: the number of bytes read (fewer at end of file), or -errno.
+ */
+ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t pos)
+{
+	struct kvec iov = { .iov_base = buf, .iov_len = count };
+	struct iov_iter iter;
+	struct kiocb kiocb;
+
+	if (!(file->f_mode & FMODE_READ) || !(file->f_mode & FMODE_CAN_READ))
+		return -EINVAL;
+	if (!file->f_op->read_iter || file->f_op->read)
+		return -EINVAL;
+	init_sync_kiocb(&kiocb, file);
+	kiocb.ki_flags &= ~(IOCB_DIRECT | IOCB_NOWAIT);
+	kiocb.ki_pos = pos;
+	iov_iter_kvec(&iter, ITER_DEST, &iov, 1, count);
+	return file->f_op->read_iter(&kiocb, &iter);
+}
 
 static DEFINE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 
@@ -115,7 +158,12 @@ bool buildid_cache_defer_fill(struct file *file)
 		return false;
 	}
 
-	ring = this_cpu_ptr(&buildid_defer_rings);
+	/*
+	 * Any CPU's ring will do: the slots are claimed with cmpxchg() and the
+	 * worker empties every ring.  raw_cpu_ptr(), as the mmap() path that
+	 * gets here is preemptible.
+	 */
+	ring = raw_cpu_ptr(&buildid_defer_rings);
 	for (i = 0; i < DEFER_SLOTS; i++) {
 		/* An NMI may interrupt us on this CPU and take a slot too. */
 		if (cmpxchg(&ring->slot[i], NULL, DEFER_RESERVED) == NULL)
@@ -148,7 +196,7 @@ static void buildid_defer_work_fn(struct work_struct *work)
 			/* Only this (ordered) worker empties filled slots. */
 			WRITE_ONCE(ring->slot[i], NULL);
 			buildid_cache_fill_file(file, true);
-			fput(file);
+			__fput_sync(file);
 			cond_resched();
 		}
 	}
@@ -169,6 +217,8 @@ void buildid_cache_drain(void)
 	/* A slot filled after the worker passed it raised its own irq_work. */
 	irq_work_sync(&buildid_defer_irq);
 	flush_workqueue(buildid_cache_wq);
+	/* And the last references to files that others dropped from kthreads. */
+	flush_delayed_fput();
 }
 
 /* Called from vm_mmap_pgoff() through buildid_cache_mmap(). */
@@ -184,11 +234,26 @@ void __buildid_cache_mmap(struct file *file)
 	buildid_cache_fill_file(file, false);
 }
 
+#if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)
+void (*buildid_cache_fill_hook)(struct file *file);
+
+void buildid_cache_run_fill_hook(struct file *file)
+{
+	void (*hook)(struct file *file) = READ_ONCE(buildid_cache_fill_hook);
+
+	if (hook)
+		hook(file);
+}
+#endif
+
 #define BUILDID_CACHE_MIN_ENTRIES	16
 #define BUILDID_CACHE_MAX_ENTRIES	(1U << 20)
 
 static DEFINE_MUTEX(buildid_cache_config_lock);
-static bool buildid_cache_on = true;
+/* What the switch says; set only once a change took effect. */
+static bool buildid_cache_on;
+/* The switch at boot: the cache turns on once its init has made the table. */
+#define BUILDID_CACHE_ON_AT_BOOT	true
 static unsigned int buildid_cache_max_entries = 4096;
 
 /*
@@ -201,16 +266,21 @@ static int buildid_cache_apply(bool on, unsigned int max_entries, bool resize)
 	int err;
 
 	lockdep_assert_held(&buildid_cache_config_lock);
-	if (on)
-		static_branch_enable(&buildid_cache_hooks);
 	/*
-	 * Turning off empties the table before the hooks stop, so no entry
-	 * can outlive an inode whose eviction the hooks no longer see.
+	 * The hooks run exactly while a table exists: turning on makes the
+	 * table first (no fill begins before the hooks run, so none can miss
+	 * an invalidation), and turning off empties the table before the
+	 * hooks stop, so no entry can outlive an inode whose eviction the
+	 * hooks no longer see.  A failed change leaves both as they were.
 	 */
 	err = buildid_cache_configure(on, max_entries, resize);
-	if (!on)
+	if (err)
+		return err;
+	if (on)
+		static_branch_enable(&buildid_cache_hooks);
+	else
 		static_branch_disable(&buildid_cache_hooks);
-	return err;
+	return 0;
 }
 
 /**
@@ -262,7 +332,7 @@ int buildid_cache_set_max_entries(unsigned int max_entries)
 
 bool buildid_cache_is_enabled(void)
 {
-	return READ_ONCE(buildid_cache_on);
+	return static_key_enabled(&buildid_cache_hooks);
 }
 EXPORT_SYMBOL_GPL(buildid_cache_is_enabled);
 
@@ -372,10 +442,12 @@ static int __init buildid_cache_init(void)
 		return -ENOMEM;
 
 	mutex_lock(&buildid_cache_config_lock);
-	err = buildid_cache_apply(buildid_cache_on, buildid_cache_max_entries, false);
+	err = buildid_cache_apply(BUILDID_CACHE_ON_AT_BOOT, buildid_cache_max_entries, false);
+	if (!err)
+		buildid_cache_on = BUILDID_CACHE_ON_AT_BOOT;
 	mutex_unlock(&buildid_cache_config_lock);
 	if (err)
-		return err;
+		pr_warn("buildid_cache: off: no memory for its table (%d)\n", err);
 
 	register_sysctl("kernel/buildid_cache", buildid_cache_sysctls);
 	dir = debugfs_create_dir("buildid_cache", NULL);

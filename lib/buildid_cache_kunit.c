@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of the build ID cache (CONFIG_BUILDID_CACHE): fills, hits,
- * negative entries, invalidation on write access, the size limit, inode
- * freeing, and lookups from NMI while the table is being updated.
+ * negative entries, invalidation on write access, files that can change
+ * without write access, what happens to a fill that races with a change or
+ * with the switch, the size limit, inode freeing, and lookups from NMI
+ * while the table is being updated.
  *
- * Built in, so that it runs at boot on tmpfs files; the eviction of page
- * cache pages under a cached build ID is tested by the kselftests, on ext4
- * and 9p.
+ * Built in, so that it runs at boot on files of a tmpfs instance of its
+ * own; the eviction of page cache pages under a cached build ID is tested
+ * by the kselftests, on ext4 and 9p.
  */
 
 #include <kunit/test.h>
@@ -19,7 +21,9 @@
 #include <linux/fs.h>
 #include <linux/iversion.h>
 #include <linux/kthread.h>
+#include <linux/jump_label.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -48,14 +52,34 @@ static void expected_id(unsigned char *id, u32 seed)
 		id[i] = seed * 31 + i;
 }
 
-/* A tmpfs file holding @len bytes of @img, released at the end of the test. */
-static struct file *tmpfs_file(struct kunit *test, const u8 *img, size_t len)
-{
-	struct file *file = buildid_kunit_tmpfs_file(test, img, len);
+/*
+ * The tmpfs instance the test files live on.  Not shm_mnt, the internal
+ * mount of memfd and SysV shm files, whose files the cache refuses: they
+ * can be written without write access (buildid_cache_pseudo_files).
+ */
+static struct vfsmount *test_mnt;
 
-	/* The tests rely on shmem_file_setup() not taking write access. */
+/* A file on @mnt of @len bytes, holding @img unless it is NULL. */
+static struct file *shmem_file_on(struct kunit *test, struct vfsmount *mnt, const u8 *img,
+				  size_t len)
+{
+	struct file *file = shmem_file_setup_with_mnt(mnt, "buildid-cache-kunit", len, 0);
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, buildid_kunit_fput, file), 0);
+	if (img)
+		KUNIT_ASSERT_EQ(test, kernel_write(file, img, len, &pos), (ssize_t)len);
+	/* The tests rely on the file not holding write access. */
 	KUNIT_ASSERT_LE(test, atomic_read(&file_inode(file)->i_writecount), 0);
 	return file;
+}
+
+/* A file of the test's tmpfs holding @len bytes of @img, released at the end of the test. */
+static struct file *tmpfs_file(struct kunit *test, const u8 *img, size_t len)
+{
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, test_mnt);
+	return shmem_file_on(test, test_mnt, img, len);
 }
 
 /* The image of the build ID numbered @seed. */
@@ -90,11 +114,41 @@ static int lookup(struct file *file)
 	return buildid_cache_lookup(file, id, NULL);
 }
 
+/*
+ * Fills the cache for @file.  A fill gives up when write access to an inode
+ * that shares its change counter (one of 64) is granted during its parse,
+ * which other tasks may do at any time: try until one fill was not raced.
+ */
+static void fill_cache(struct kunit *test, struct file *file)
+{
+	int tries;
+
+	for (tries = 0; tries < 100 && !buildid_cache_has_inode(file_inode(file)); tries++)
+		buildid_cache_fill_file(file, false);
+	KUNIT_ASSERT_TRUE(test, buildid_cache_has_inode(file_inode(file)));
+}
+
 static int buildid_cache_suite_init(struct kunit_suite *suite)
 {
+	struct file_system_type *tmpfs = get_fs_type("tmpfs");
+
+	if (!tmpfs)
+		return -ENODEV;
+	/* No SB_KERNMOUNT: a tmpfs like one that mount(2) makes. */
+	test_mnt = vfs_kern_mount(tmpfs, 0, "tmpfs", NULL);
+	put_filesystem(tmpfs);
+	if (IS_ERR(test_mnt))
+		return PTR_ERR(test_mnt);
 	/* Start from an empty cache of the default size, whatever ran before. */
 	buildid_cache_set_enabled(false);
 	return buildid_cache_set_enabled(true);
+}
+
+static void buildid_cache_suite_exit(struct kunit_suite *suite)
+{
+	if (!IS_ERR_OR_NULL(test_mnt))
+		mntput(test_mnt);
+	test_mnt = NULL;
 }
 
 static void buildid_cache_fill_and_hit(struct kunit *test)
@@ -105,7 +159,7 @@ static void buildid_cache_fill_and_hit(struct kunit *test)
 	u32 size = 0;
 
 	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	expect_cached(test, f, 1);
 	/* Every entry point answers from it. */
 	expected_id(want, 1);
@@ -130,7 +184,7 @@ static void buildid_cache_negative_entry(struct kunit *test)
 	struct file *f = tmpfs_file(test, text, sizeof(text));
 	unsigned char id[BUILD_ID_SIZE_MAX];
 
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	KUNIT_EXPECT_TRUE(test, buildid_cache_has_inode(file_inode(f)));
 	KUNIT_EXPECT_EQ(test, lookup(f), -EINVAL);
 	KUNIT_EXPECT_EQ(test, build_id_parse_file(f, id, NULL), -EINVAL);
@@ -142,7 +196,7 @@ static void buildid_cache_writable_not_cached(struct kunit *test)
 	struct file *f = elf_file(test, 3);
 	struct file *w;
 
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	expect_cached(test, f, 3);
 
 	w = dentry_open(&f->f_path, O_WRONLY | O_LARGEFILE, current_cred());
@@ -155,7 +209,7 @@ static void buildid_cache_writable_not_cached(struct kunit *test)
 	flush_delayed_fput();
 	KUNIT_ASSERT_LE(test, atomic_read(&file_inode(f)->i_writecount), 0);
 
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	expect_cached(test, f, 3);
 }
 
@@ -165,7 +219,7 @@ static void buildid_cache_changed_size_is_a_miss(struct kunit *test)
 	struct file *f = elf_file(test, 4);
 	struct inode *inode = file_inode(f);
 
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	expect_cached(test, f, 4);
 	inode_lock(inode);
 	i_size_write(inode, IMAGE_SIZE + 1);
@@ -176,7 +230,9 @@ static void buildid_cache_changed_size_is_a_miss(struct kunit *test)
 	inode_inc_iversion(inode);
 	inode_unlock(inode);
 	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
-	buildid_cache_fill_file(f, false);
+	/* The stale entry is still there: fill_cache() would not replace it. */
+	buildid_cache_forget_inode(inode, BUILDID_CACHE_INVALIDATION);
+	fill_cache(test, f);
 	expect_cached(test, f, 4);
 }
 
@@ -187,11 +243,12 @@ static void buildid_cache_inode_freed(struct kunit *test)
 	struct file *f;
 	struct inode *inode;
 
-	f = shmem_file_setup("buildid-cache-kunit", IMAGE_SIZE, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, test_mnt);
+	f = shmem_file_setup_with_mnt(test_mnt, "buildid-cache-kunit", IMAGE_SIZE, 0);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, f);
 	inode = file_inode(f);
 	KUNIT_ASSERT_EQ(test, kernel_write(f, img, IMAGE_SIZE, &(loff_t){ 0 }), IMAGE_SIZE);
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	KUNIT_EXPECT_TRUE(test, buildid_cache_has_inode(inode));
 	fput(f);
 	flush_delayed_fput();
@@ -208,25 +265,12 @@ static void buildid_cache_limit_holds(struct kunit *test)
 	KUNIT_EXPECT_LE(test, buildid_cache_entries(), 16U);
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		files[i] = elf_file(test, 100 + i);
-		buildid_cache_fill_file(files[i], false);
+		fill_cache(test, files[i]);
 		KUNIT_EXPECT_LE(test, buildid_cache_entries(), 16U);
 	}
 	/* The newest entry is always kept. */
 	expect_cached(test, files[ARRAY_SIZE(files) - 1], 100 + ARRAY_SIZE(files) - 1);
 	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(4096), 0);
-}
-
-/*
- * Fills the cache for @file.  A fill gives up when write access to any inode
- * that shares its counter (one of 64) is granted meanwhile, so try again.
- */
-static void fill_cache(struct kunit *test, struct file *file)
-{
-	int tries;
-
-	for (tries = 0; tries < 5 && !buildid_cache_has_inode(file_inode(file)); tries++)
-		buildid_cache_fill_file(file, false);
-	KUNIT_ASSERT_TRUE(test, buildid_cache_has_inode(file_inode(file)));
 }
 
 /*
@@ -275,7 +319,7 @@ static void buildid_cache_off_is_empty(struct kunit *test)
 {
 	struct file *f = elf_file(test, 6);
 
-	buildid_cache_fill_file(f, false);
+	fill_cache(test, f);
 	expect_cached(test, f, 6);
 	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(false), 0);
 	KUNIT_EXPECT_EQ(test, buildid_cache_entries(), 0U);
@@ -286,6 +330,169 @@ static void buildid_cache_off_is_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
 }
 
+/*
+ * memfd, SysV shm and every other file of an internal mount (shm_mnt,
+ * hugetlbfs' own) are opened for write without get_write_access(), and a
+ * store through a shared mapping whose PTEs are already writable changes
+ * them without any trace in the inode: none of them is cached, unless
+ * sealed against writes (F_SEAL_WRITE denies writable mappings, which
+ * mapping_deny_writable() stands for here), and then only while sealed.
+ */
+static void buildid_cache_pseudo_files(struct kunit *test)
+{
+	/* shmem_file_setup() makes its files on shm_mnt, as memfd_create() does. */
+	struct file *f = buildid_kunit_tmpfs_file(test, make_image(test, 7), IMAGE_SIZE);
+	struct address_space *mapping = f->f_mapping;
+	unsigned char id[BUILD_ID_SIZE_MAX];
+
+	KUNIT_ASSERT_TRUE(test, file_inode(f)->i_sb->s_flags & SB_KERNMOUNT);
+	buildid_cache_fill_file(f, false);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+	KUNIT_EXPECT_EQ(test, build_id_parse_file(f, id, NULL), 0);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+
+	KUNIT_ASSERT_EQ(test, mapping_deny_writable(mapping), 0);
+	fill_cache(test, f);
+	expect_cached(test, f, 7);
+	mapping_allow_writable(mapping);
+	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
+}
+
+/*
+ * A writable shared mapping of a file that holds no write access (what a
+ * pseudo file gets) keeps its entry from being served or filled.
+ */
+static void buildid_cache_writably_mapped(struct kunit *test)
+{
+	struct file *f = elf_file(test, 8);
+	struct address_space *mapping = f->f_mapping;
+
+	fill_cache(test, f);
+	KUNIT_ASSERT_EQ(test, mapping_map_writable(mapping), 0);
+	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
+	buildid_cache_forget_inode(file_inode(f), BUILDID_CACHE_INVALIDATION);
+	buildid_cache_fill_file(f, false);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+	mapping_unmap_writable(mapping);
+	fill_cache(test, f);
+	expect_cached(test, f, 8);
+}
+
+/* What the fill hook does to the file between a fill's parse and its insert. */
+static struct {
+	struct kunit *test;
+	struct file *file;
+	unsigned int calls;
+	void (*action)(struct kunit *test, struct file *file);
+} fill_race;
+
+static void buildid_cache_test_fill_hook(struct file *file)
+{
+	if (file != fill_race.file || fill_race.calls++)
+		return;
+	fill_race.action(fill_race.test, file);
+}
+
+static void clear_fill_hook(void *unused)
+{
+	WRITE_ONCE(buildid_cache_fill_hook, NULL);
+}
+
+/* Fills @f once with @action run between the fill's parse and its insert. */
+static void fill_racing(struct kunit *test, struct file *f,
+			void (*action)(struct kunit *test, struct file *file))
+{
+	fill_race.test = test;
+	fill_race.file = f;
+	fill_race.calls = 0;
+	fill_race.action = action;
+	WRITE_ONCE(buildid_cache_fill_hook, buildid_cache_test_fill_hook);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, clear_fill_hook, NULL), 0);
+	buildid_cache_fill_file(f, false);
+	clear_fill_hook(NULL);
+	KUNIT_EXPECT_EQ_MSG(test, fill_race.calls, 1U, "the fill did not reach its insert");
+}
+
+static void toggle_cache(struct kunit *test, struct file *file)
+{
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_enabled(false), 0);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_enabled(true), 0);
+}
+
+/*
+ * Turned off and on during a fill: while it was off, the hooks that drop
+ * entries did not run, so what the fill read before must not be inserted.
+ */
+static void buildid_cache_toggle_during_fill(struct kunit *test)
+{
+	struct file *f = elf_file(test, 9);
+
+	fill_racing(test, f, toggle_cache);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
+	fill_cache(test, f);
+	expect_cached(test, f, 9);
+}
+
+static void open_for_write(struct kunit *test, struct file *file)
+{
+	struct file *w = dentry_open(&file->f_path, O_WRONLY | O_LARGEFILE, current_cred());
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w);
+	fput(w);
+	flush_delayed_fput();
+}
+
+/* Write access granted and given back during a fill: nothing is inserted. */
+static void buildid_cache_write_access_during_fill(struct kunit *test)
+{
+	struct file *f = elf_file(test, 10);
+
+	fill_racing(test, f, open_for_write);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+}
+
+/*
+ * "No build ID" entries, which every PROT_EXEC mmap() of a non-ELF file
+ * makes, cannot push out the build IDs that are in use.
+ */
+static void buildid_cache_negatives_capped(struct kunit *test)
+{
+	static const u8 text[IMAGE_SIZE] = "#!/bin/sh\necho not an ELF file\n";
+	struct file *elf[4];
+	unsigned int i, round;
+
+	buildid_cache_set_enabled(false);
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(16), 0);
+	for (i = 0; i < ARRAY_SIZE(elf); i++) {
+		elf[i] = elf_file(test, 300 + i);
+		fill_cache(test, elf[i]);
+	}
+	for (round = 0; round < 64; round++) {
+		buildid_cache_fill_file(tmpfs_file(test, text, sizeof(text)), false);
+		/* The profiler keeps using the ELF files. */
+		for (i = 0; i < ARRAY_SIZE(elf); i++)
+			lookup(elf[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(elf); i++)
+		expect_cached(test, elf[i], 300 + i);
+	KUNIT_EXPECT_LE(test, buildid_cache_entries(), 16U);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(4096), 0);
+}
+
+/* The hooks run exactly while the cache is on. */
+static void buildid_cache_hooks_follow_switch(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, buildid_cache_is_enabled());
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&buildid_cache_hooks));
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(false), 0);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_is_enabled());
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&buildid_cache_hooks));
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&buildid_cache_hooks));
+}
+
 #ifdef CONFIG_X86_LOCAL_APIC
 
 #define NMI_FILES	16
@@ -293,15 +500,21 @@ static void buildid_cache_off_is_empty(struct kunit *test)
 
 /*
  * Lookups from NMI while the interrupted CPU updates the table.  NMIs come
- * from a thread on another CPU when there is one, so they land in the
- * middle of inserts and removals, and as self-IPIs between updates.
+ * from a thread on another CPU, so they land in the middle of inserts and
+ * removals, and as self-IPIs between updates.  The test counts the NMIs
+ * whose lookups ran while the interrupted CPU was inside an update (held
+ * the writers' lock), and fails unless there were some.
  */
+#define NMI_MIN_ROUNDS		400
+#define NMI_MAX_ROUNDS		8000
+#define NMI_WANT_DURING_UPDATE	20
+
 static struct {
 	struct file *files[NMI_FILES];
 	int target_cpu;
 	bool armed;
 	bool stop;
-	atomic_t nmis, hits, misses, wrong;
+	atomic_t nmis, hits, misses, wrong, during_update;
 } nmi_test;
 
 static int buildid_cache_nmi_handler(unsigned int type, struct pt_regs *regs)
@@ -313,6 +526,9 @@ static int buildid_cache_nmi_handler(unsigned int type, struct pt_regs *regs)
 	if (!READ_ONCE(nmi_test.armed) || smp_processor_id() != READ_ONCE(nmi_test.target_cpu))
 		return NMI_DONE;
 	n = atomic_inc_return(&nmi_test.nmis);
+	/* The interrupted context cannot leave its update before we return. */
+	if (buildid_cache_updates_in_progress())
+		atomic_inc(&nmi_test.during_update);
 	/* A few per NMI: TCG is slow, and the NMI handler time is checked. */
 	for (i = 0; i < NMI_LOOKUPS; i++) {
 		unsigned int k = (n * NMI_LOOKUPS + i) % NMI_FILES;
@@ -353,6 +569,7 @@ static void buildid_cache_nmi_lookups(struct kunit *test)
 	atomic_set(&nmi_test.hits, 0);
 	atomic_set(&nmi_test.misses, 0);
 	atomic_set(&nmi_test.wrong, 0);
+	atomic_set(&nmi_test.during_update, 0);
 	WRITE_ONCE(nmi_test.stop, false);
 	KUNIT_ASSERT_EQ(test, register_nmi_handler(NMI_LOCAL, buildid_cache_nmi_handler, 0,
 						   "buildid_cache_kunit"), 0);
@@ -371,9 +588,15 @@ static void buildid_cache_nmi_lookups(struct kunit *test)
 		else
 			sender = NULL;
 	}
+	if (!sender) {
+		unregister_nmi_handler(NMI_LOCAL, "buildid_cache_kunit");
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		KUNIT_FAIL(test, "needs a second online CPU to send NMIs from");
+		return;
+	}
 	WRITE_ONCE(nmi_test.armed, true);
 
-	for (round = 0; round < 400; round++) {
+	for (round = 0; round < NMI_MAX_ROUNDS; round++) {
 		struct file *f = nmi_test.files[round % NMI_FILES];
 
 		if (round % 3 == 2)
@@ -385,11 +608,13 @@ static void buildid_cache_nmi_lookups(struct kunit *test)
 		preempt_disable();
 		apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
 		preempt_enable();
+		if (round >= NMI_MIN_ROUNDS &&
+		    atomic_read(&nmi_test.during_update) >= NMI_WANT_DURING_UPDATE)
+			break;
 	}
 
 	WRITE_ONCE(nmi_test.stop, true);
-	if (sender)
-		kthread_stop(sender);
+	kthread_stop(sender);
 	/* Let NMIs still in flight find the handler armed. */
 	mdelay(10);
 	WRITE_ONCE(nmi_test.armed, false);
@@ -397,11 +622,12 @@ static void buildid_cache_nmi_lookups(struct kunit *test)
 	set_cpus_allowed_ptr(current, cpu_possible_mask);
 	buildid_cache_set_max_entries(4096);
 
-	kunit_info(test, "%d NMIs (%s), %d hits, %d misses, %d wrong\n",
-		   atomic_read(&nmi_test.nmis), sender ? "cross-CPU and self" : "self only",
+	kunit_info(test, "%u rounds, %d NMIs, %d during an update, %d hits, %d misses, %d wrong\n",
+		   round, atomic_read(&nmi_test.nmis), atomic_read(&nmi_test.during_update),
 		   atomic_read(&nmi_test.hits), atomic_read(&nmi_test.misses),
 		   atomic_read(&nmi_test.wrong));
-	KUNIT_EXPECT_GE(test, atomic_read(&nmi_test.nmis), 400);
+	KUNIT_EXPECT_GE(test, atomic_read(&nmi_test.nmis), NMI_MIN_ROUNDS);
+	KUNIT_EXPECT_GT(test, atomic_read(&nmi_test.during_update), 0);
 	KUNIT_EXPECT_GT(test, atomic_read(&nmi_test.hits), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&nmi_test.wrong), 0);
 }
@@ -425,6 +651,12 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_limit_holds),
 	KUNIT_CASE(buildid_cache_resize_keeps_entries),
 	KUNIT_CASE(buildid_cache_off_is_empty),
+	KUNIT_CASE(buildid_cache_pseudo_files),
+	KUNIT_CASE(buildid_cache_writably_mapped),
+	KUNIT_CASE(buildid_cache_toggle_during_fill),
+	KUNIT_CASE(buildid_cache_write_access_during_fill),
+	KUNIT_CASE(buildid_cache_negatives_capped),
+	KUNIT_CASE(buildid_cache_hooks_follow_switch),
 	KUNIT_CASE(buildid_cache_nmi_lookups),
 	{}
 };
@@ -432,6 +664,7 @@ static struct kunit_case buildid_cache_cases[] = {
 static struct kunit_suite buildid_cache_suite = {
 	.name = "buildid_cache",
 	.suite_init = buildid_cache_suite_init,
+	.suite_exit = buildid_cache_suite_exit,
 	.test_cases = buildid_cache_cases,
 };
 

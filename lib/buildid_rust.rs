@@ -222,7 +222,7 @@ pub mod cache_exports {
         // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
         let file = unsafe { File::from_raw_file(file) };
         if file.is_regular() && !cache::contains(file) {
-            let _ = cache::parse_and_fill(file, deferred);
+            cache::fill(file, deferred);
         }
     }
 
@@ -260,6 +260,12 @@ pub mod cache_exports {
     #[no_mangle]
     pub extern "C" fn buildid_cache_has_inode(inode: *const bindings::inode) -> bool {
         cache::has_key(inode as usize)
+    }
+
+    /// The number of tasks updating the table at this instant; any context.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_updates_in_progress() -> c_uint {
+        cache::updates_in_progress()
     }
 
     /// The number of cached build IDs.

@@ -32,17 +32,28 @@ enum buildid_cache_stat {
 
 #ifdef CONFIG_BUILDID_CACHE
 
-/* Enabled while the cache is on: gates the hooks in fs/ and mm/. */
-DECLARE_STATIC_KEY_TRUE(buildid_cache_hooks);
+/*
+ * Enabled exactly while the cache is on, which its table exists for: gates
+ * the hooks in fs/ and mm/, and the fills.
+ */
+DECLARE_STATIC_KEY_FALSE(buildid_cache_hooks);
 
 /* lib/buildid_cache.c */
 void buildid_cache_count(enum buildid_cache_stat stat);
+bool buildid_cache_hooks_enabled(void);
+ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t pos);
 bool buildid_cache_defer_fill(struct file *file);
 int buildid_cache_set_enabled(bool on);
 int buildid_cache_set_max_entries(unsigned int max_entries);
 bool buildid_cache_is_enabled(void);
 void buildid_cache_drain(void);
 void __buildid_cache_mmap(struct file *file);
+
+#if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)
+/* For the KUnit suite: called by each fill between its parse and its insert. */
+extern void (*buildid_cache_fill_hook)(struct file *file);
+#endif
+void buildid_cache_run_fill_hook(struct file *file);
 
 /* lib/buildid_rust.rs */
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
@@ -51,6 +62,7 @@ void buildid_cache_forget_inode(struct inode *inode, enum buildid_cache_stat why
 int buildid_cache_configure(bool on, unsigned int max_entries, bool keep);
 unsigned int buildid_cache_entries(void);
 bool buildid_cache_has_inode(const struct inode *inode);
+unsigned int buildid_cache_updates_in_progress(void);
 
 /*
  * A new executable file mapping: read its build ID now, while sleeping is

@@ -103,14 +103,28 @@ impl freader::PageCache for LocalFile {
         self.mapping().is_secretmem()
     }
 
-    fn can_read(&self) -> bool {
-        let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
-        self.mode() & readable == readable
+    fn reads_through_page_cache(&self) -> bool {
+        readable(self) && self.flags() & bindings::O_DIRECT == 0 && page_cache_holds_data(self)
     }
 
     fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
         self.kernel_read(buf, pos).map_err(Errno::from)
     }
+}
+
+/// Whether `__kernel_read()` of `file` gets past its first checks: the file is open for reading
+/// and has a `read_iter` method.
+fn readable(file: &LocalFile) -> bool {
+    let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
+    file.mode() & readable == readable
+}
+
+/// Whether `file`'s page cache is where its data is: tmpfs, and file systems on a block device,
+/// whose buffered reads return the uptodate folios as they are. A network file system's
+/// `->read_iter` may revalidate them against the server first (NFS, FUSE, 9p), and an
+/// overlayfs file reads through the file below.
+fn page_cache_holds_data(file: &LocalFile) -> bool {
+    file.mapping().is_shmem() || file.inode().on_block_device()
 }
 
 /// Parses the build ID of the ELF file `file`, or finds it in the build ID cache.

@@ -25,19 +25,30 @@
 //!
 //! # Validity
 //!
-//! Write access is the signal that content may change: it is needed for `write()`,
-//! `truncate()` and writable shared mappings. An entry is filled only while nobody has write
-//! access, and with no write access granted during the parse; it is dropped when write access
-//! is granted ([`forget`] from `do_dentry_open()` and `vfs_truncate()`), and it is served only
-//! while nobody has write access and the change attribute, size and change time still match
-//! what was read before the parse. Entries are dropped when their inode is freed, so an inode
-//! allocated at the same address never finds its predecessor's entry.
+//! An entry is filled, and served, only while the inode's content can change in no way that
+//! the cache does not see ([`may_cache`]): nobody holds write access (which `write()`,
+//! `truncate()` and writable shared mappings of ordinary files need) and no shared mapping may
+//! write to its pages. Files of internal mounts (memfd, SysV shared memory) are opened for write
+//! without write access, so they are cached only while sealed against writes. An entry is dropped
+//! when write access is granted ([`forget`] from `do_dentry_open()` and `vfs_truncate()`), and
+//! served only while the change attribute (where the file system keeps one), size and change
+//! time still match what was read before the parse. A fill gives up if anything changed during
+//! its parse, if the file's data moved to another inode (an overlayfs copy-up), if the cache was
+//! turned off meanwhile, or if a read of the parse failed: "no build ID" is cached only when the
+//! parse read everything it asked for. Entries are dropped when their inode is freed, so an
+//! inode allocated at the same address never finds its predecessor's entry.
+//! `Documentation/core-api/buildid.rst` lists every way content can change and what catches it.
 
-use super::{BuildId, Mode};
+use super::{
+    elf::{self, Errno, Fetched, ReadAt},
+    freader::{PageCache, SleepableReader},
+    BuildId, Mode,
+};
 use crate::{
     alloc::{flags::GFP_KERNEL, KBox, KVVec},
     bindings,
-    error::{code::*, Result},
+    error::{code::*, Error, Result},
+    folio::FolioView,
     fs::{
         file::LocalFile,
         inode::{Inode, Timestamp},
@@ -87,7 +98,8 @@ struct Entry {
     key: usize,
     /// `None` for a file without a build ID.
     id: Option<BuildId>,
-    iversion: u64,
+    /// The change attribute, where the file system keeps one.
+    iversion: Option<u64>,
     size: i64,
     ctime: Timestamp,
     /// Set by hits, cleared by the CLOCK hand.
@@ -97,8 +109,8 @@ struct Entry {
 impl Entry {
     /// Whether the entry still describes `inode`'s content. Usable in any context.
     fn describes(&self, inode: &Inode) -> bool {
-        inode.write_count() <= 0
-            && inode.peek_iversion() == self.iversion
+        may_cache(inode)
+            && change_attribute(inode) == self.iversion
             && inode.size() == self.size
             && inode.ctime() == self.ctime
     }
@@ -109,6 +121,27 @@ impl Entry {
             self.referenced.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// Whether every change to `inode`'s content goes through something the cache sees, at this
+/// instant: nobody holds write access, no shared mapping may write to its pages, and for a file
+/// of an internal mount (memfd, SysV shared memory, hugetlbfs' own files: opened for write without
+/// write access) writable mappings are denied for good (`F_SEAL_WRITE`) and the file system
+/// keeps a change attribute, which catches the truncations that sealing allows.
+///
+/// Usable in any context, NMI included.
+fn may_cache(inode: &Inode) -> bool {
+    let writable_mappings = inode.mapping().mmap_writable();
+    if inode.write_count() > 0 || writable_mappings > 0 {
+        return false;
+    }
+    !inode.on_internal_mount() || (writable_mappings < 0 && inode.has_iversion())
+}
+
+/// The change attribute of `inode`, without marking it queried, where its file system keeps
+/// one. Usable in any context.
+fn change_attribute(inode: &Inode) -> Option<u64> {
+    inode.has_iversion().then(|| inode.peek_iversion())
 }
 
 /// The `call_rcu()` callback of [`retire`].
@@ -195,6 +228,56 @@ static TABLE: AtomicPtr<Table> = AtomicPtr::new(ptr::null_mut());
 /// The number of entries, for the counters file.
 static ENTRIES: AtomicUsize = AtomicUsize::new(0);
 
+/// The number of writers inside the writers' lock; the KUnit suite checks that NMI lookups
+/// land in the middle of updates.
+static UPDATING: AtomicU32 = AtomicU32::new(0);
+
+/// The writers' lock held, counted in [`UPDATING`].
+struct Updating<'a>(
+    crate::sync::lock::Guard<'a, Writer, crate::sync::lock::spinlock::SpinLockBackend>,
+);
+
+impl<'a> Updating<'a> {
+    fn lock(lock: &'a SpinLock<Writer>) -> Self {
+        let guard = lock.lock();
+        UPDATING.fetch_add(1, Ordering::Relaxed);
+        Self(guard)
+    }
+}
+
+impl Drop for Updating<'_> {
+    fn drop(&mut self) {
+        UPDATING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl core::ops::Deref for Updating<'_> {
+    type Target = Writer;
+
+    fn deref(&self) -> &Writer {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for Updating<'_> {
+    fn deref_mut(&mut self) -> &mut Writer {
+        &mut self.0
+    }
+}
+
+/// The number of writers inside the writers' lock at this instant; any context.
+pub fn updates_in_progress() -> u32 {
+    UPDATING.load(Ordering::Relaxed)
+}
+
+/// Bumped under the writers' lock whenever the cache is turned off: the hooks that drop entries
+/// do not run while it is off, so a fill that began before must not insert.
+static EPOCH: AtomicUsize = AtomicUsize::new(0);
+
+/// The number of fills between their first look at the inode and their insert. Write-access
+/// grants are counted (below) only while it is not zero.
+static FILLS: AtomicUsize = AtomicUsize::new(0);
+
 /// Write-access grants by inode hash: a fill that saw one of these change during its parse
 /// does not insert, whatever the file system's timestamps and change attribute say.
 static WRITE_GRANTS: [AtomicU32; 64] = [const { AtomicU32::new(0) }; 64];
@@ -204,9 +287,23 @@ fn write_grants(key: usize) -> &'static AtomicU32 {
     &WRITE_GRANTS[index % WRITE_GRANTS.len()]
 }
 
+/// At most this many slots are looked at for a victim per insert, so that the writers' lock,
+/// which inode eviction takes from reclaim, is held for a bounded time at any size.
+const CLOCK_SCAN_MAX: usize = 64;
+
+/// The share of the entries that may say "no build ID": every `PROT_EXEC` mapping of a file
+/// that is not ELF makes one, and they must not push out the build IDs in use.
+const NEGATIVE_SHARE: usize = 8;
+
+fn negative_cap(max_entries: usize) -> usize {
+    (max_entries / NEGATIVE_SHARE).max(1)
+}
+
 /// State of the writers, who serialize on [`writer`]'s lock.
 struct Writer {
     entries: usize,
+    /// How many of the entries say "no build ID".
+    negatives: usize,
     max_entries: usize,
     /// The CLOCK hand: the next slot the replacement sweep looks at.
     hand: usize,
@@ -223,6 +320,12 @@ fn writer() -> Option<&'static SpinLock<Writer>> {
 /// Whether the cache is on.
 pub fn is_on() -> bool {
     !TABLE.load(Ordering::Relaxed).is_null()
+}
+
+/// Whether the hooks that drop entries run: only then may a fill begin.
+fn hooks_on() -> bool {
+    // SAFETY: An FFI call that reads a static key.
+    unsafe { bindings::buildid_cache_hooks_enabled() }
 }
 
 /// Runs `f` on the entry for `key` of the published table, under the RCU read lock.
@@ -265,13 +368,16 @@ pub fn contains(file: &LocalFile) -> bool {
 }
 
 /// Picks the entry to replace among `slots`, CLOCK style, starting at `hand`: the first one
-/// not referenced since the hand last passed, clearing the flags it passes.
+/// not referenced since the hand last passed, clearing the flags it passes. Looks at most at
+/// [`CLOCK_SCAN_MAX`] slots (and each at most twice); if all of those were referenced, the
+/// first of them.
 fn clock_victim<'a>(
     slots: &'a [AtomicPtr<Entry>],
     hand: &mut usize,
 ) -> Option<&'a AtomicPtr<Entry>> {
     let len = slots.len();
-    for _ in 0..2 * len {
+    let mut first = None;
+    for _ in 0..(2 * len).min(CLOCK_SCAN_MAX) {
         let slot = slots.get(*hand % len)?;
         *hand = hand.wrapping_add(1);
         // SAFETY: Called under the writer lock, which is needed to free entries of the
@@ -282,28 +388,41 @@ fn clock_victim<'a>(
         if !entry.referenced.swap(false, Ordering::Relaxed) {
             return Some(slot);
         }
+        first.get_or_insert(slot);
     }
-    None
+    first
+}
+
+/// Whether `entry`, which the caller keeps alive, says "no build ID".
+fn is_negative(entry: *mut Entry) -> bool {
+    // SAFETY: The caller holds the writer lock or an RCU read lock, and `entry` was loaded
+    // from a table, so it is valid.
+    unsafe { entry.as_ref() }.is_some_and(|e| e.id.is_none())
 }
 
 /// Publishes `entry` for `inode`, replacing an older entry for it, or one chosen by CLOCK if
-/// the bucket is full or the cache at its size limit. Returns whether the entry was kept.
-fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32) -> bool {
+/// the bucket is full or the cache at its size limit, unless the cache was turned off since
+/// `epoch` or the entry says "no build ID" and such entries have their share already. Returns
+/// whether the entry was kept.
+fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32, epoch: usize) -> bool {
     let Some(lock) = writer() else {
         return false;
     };
     let key = inode.key();
+    let negative = entry.id.is_none();
     let new = KBox::into_raw(entry);
     let mut retired = [ptr::null_mut(); 2];
     let published = {
-        let mut w = lock.lock();
+        let mut w = Updating::lock(lock);
         // SAFETY: Tables are replaced and freed only under this lock.
         match unsafe { TABLE.load(Ordering::Relaxed).as_ref() } {
+            _ if EPOCH.load(Ordering::Relaxed) != epoch => false,
             None => false,
             Some(table) => {
                 let bucket = table.bucket(key);
                 let mut slot = table.find(key).map(|(slot, _)| slot);
-                if slot.is_none() {
+                let room = slot.is_some() || !negative || w.negatives < negative_cap(w.max_entries);
+                if slot.is_none() && room {
                     slot = bucket.iter().find(|s| s.load(Ordering::Relaxed).is_null());
                     match slot {
                         None => {
@@ -317,6 +436,9 @@ fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32) -> bool {
                             if let Some(victim) = clock_victim(&table.slots, &mut hand) {
                                 retired[1] = victim.swap(ptr::null_mut(), Ordering::Relaxed);
                                 w.entries = w.entries.saturating_sub(1);
+                                if is_negative(retired[1]) {
+                                    w.negatives = w.negatives.saturating_sub(1);
+                                }
                                 count(REPLACEMENT);
                             }
                             w.hand = hand;
@@ -325,16 +447,21 @@ fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32) -> bool {
                     }
                 }
                 match slot {
-                    Some(slot) => {
+                    Some(slot) if room => {
                         // The entry is complete before any reader can load the pointer.
                         retired[0] = slot.swap(new, Ordering::Release);
                         if retired[0].is_null() {
                             w.entries = w.entries.saturating_add(1);
+                        } else if is_negative(retired[0]) {
+                            w.negatives = w.negatives.saturating_sub(1);
+                        }
+                        if negative {
+                            w.negatives = w.negatives.saturating_add(1);
                         }
                         ENTRIES.store(w.entries, Ordering::Relaxed);
                         true
                     }
-                    None => false,
+                    _ => false,
                 }
             }
         }
@@ -349,10 +476,10 @@ fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32) -> bool {
         return false;
     }
     // A writer that got write access since the parse began either is seen here, or its
-    // `forget()`, which runs after the full barrier of `get_write_access()` and its own
-    // increment of the grant counter, sees the new entry and removes it.
+    // `forget()`, which runs after the full barrier of `get_write_access()`, sees a fill in
+    // progress, increments the grant counter and then sees the new entry and removes it.
     fence(Ordering::SeqCst);
-    if inode.write_count() > 0 || write_grants(key).load(Ordering::Relaxed) != grants {
+    if !may_cache(inode) || write_grants(key).load(Ordering::Relaxed) != grants {
         forget(key, FILL_RACED);
         return false;
     }
@@ -365,9 +492,14 @@ fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32) -> bool {
 /// reclaim, so it neither allocates nor takes a lock held across an allocation.
 pub fn forget(key: usize, why: Stat) {
     // A fill holds a reference on its inode, so no fill can be running for an inode that is
-    // being freed: only write access needs to fail the fills that share its counter.
+    // being freed: only write access needs to fail the fills that share its counter, and only
+    // while there are fills. Either a fill that begins now sees the write access that the
+    // caller's `get_write_access()` granted before this fence, or this sees the fill.
     if why != EVICTION {
-        write_grants(key).fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if FILLS.load(Ordering::Relaxed) != 0 {
+            write_grants(key).fetch_add(1, Ordering::SeqCst);
+        }
     }
     // The common case, an inode without an entry, takes no lock.
     if !has_key(key) {
@@ -377,13 +509,16 @@ pub fn forget(key: usize, why: Stat) {
         return;
     };
     let removed = {
-        let mut w = lock.lock();
+        let mut w = Updating::lock(lock);
         // SAFETY: Tables are replaced and freed only under this lock.
         let table = unsafe { TABLE.load(Ordering::Relaxed).as_ref() };
         match table.and_then(|table| table.find(key)) {
             Some((slot, _)) => {
                 let old = slot.swap(ptr::null_mut(), Ordering::Relaxed);
                 w.entries = w.entries.saturating_sub(1);
+                if is_negative(old) {
+                    w.negatives = w.negatives.saturating_sub(1);
+                }
                 ENTRIES.store(w.entries, Ordering::Relaxed);
                 old
             }
@@ -397,63 +532,238 @@ pub fn forget(key: usize, why: Stat) {
     }
 }
 
-/// Parses `file` with the sleepable reader and, unless the file changed or was open for write
-/// meanwhile, caches what the parse found. `deferred` says who asked, for the counters.
-///
-/// Process context, may sleep.
-pub fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
-    let parse = || super::parse_file_uncached(file, Mode::Sleepable);
-    if !is_on() {
-        return parse();
-    }
-    let Some(inode) = file.data_inode(true) else {
-        return parse();
-    };
-    let key = inode.key();
-    let grants = write_grants(key).load(Ordering::SeqCst);
-    if inode.write_count() > 0 {
-        return parse();
-    }
-    let iversion = inode.query_iversion();
-    let ctime = inode.ctime();
-    let size = inode.size();
+/// A fill between its first look at the inode and its insert: what the inode looked like
+/// before the parse. Counted in [`FILLS`] while it lives.
+struct Fill<'a> {
+    file: &'a LocalFile,
+    inode: &'a Inode,
+    key: usize,
+    grants: u32,
+    epoch: usize,
+    iversion: Option<u64>,
+    size: i64,
+    ctime: Timestamp,
+    _counted: FillCounted,
+}
 
-    let result = parse();
-    let id = match result {
-        Ok(id) => Some(id),
-        Err(e) if e == EINVAL => None,
-        // I/O errors and signals say nothing lasting about the file.
-        Err(_) => return result,
-    };
-    fence(Ordering::SeqCst);
-    let unchanged = inode.write_count() <= 0
-        && write_grants(key).load(Ordering::Relaxed) == grants
-        && inode.peek_iversion() == iversion
-        && inode.size() == size
-        && inode.ctime() == ctime;
-    if !unchanged {
-        count(FILL_RACED);
-        return result;
+/// One fill counted in [`FILLS`] while it lives.
+struct FillCounted;
+
+impl FillCounted {
+    fn new() -> Self {
+        FILLS.fetch_add(1, Ordering::SeqCst);
+        FillCounted
     }
-    let entry = Entry {
-        rcu: bindings::callback_head::default(),
-        key,
-        id,
-        iversion,
-        size,
-        ctime,
-        referenced: AtomicBool::new(false),
-    };
-    if let Ok(entry) = KBox::new(entry, GFP_KERNEL) {
-        if insert(inode, entry, grants) {
-            count(if deferred { DEFERRED_FILL } else { FILL });
+}
+
+impl Drop for FillCounted {
+    fn drop(&mut self) {
+        FILLS.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl<'a> Fill<'a> {
+    /// Begins a fill of `file`'s entry; `None` if what a parse finds now may not be cached, so
+    /// that no parse is done for nothing.
+    fn begin(file: &'a LocalFile) -> Option<Self> {
+        if !is_on() || !hooks_on() {
+            return None;
+        }
+        let inode = file.data_inode(true)?;
+        let key = inode.key();
+        let counted = FillCounted::new();
+        let epoch = EPOCH.load(Ordering::SeqCst);
+        let grants = write_grants(key).load(Ordering::SeqCst);
+        if !may_cache(inode) {
+            return None;
+        }
+        Some(Fill {
+            file,
+            inode,
+            key,
+            grants,
+            epoch,
+            // Marked queried, so that the next change increments it.
+            iversion: inode.has_iversion().then(|| inode.query_iversion()),
+            ctime: inode.ctime(),
+            size: inode.size(),
+            _counted: counted,
+        })
+    }
+
+    /// Whether the inode is as it was when the fill began, and still holds the file's data.
+    fn unchanged(&self) -> bool {
+        fence(Ordering::SeqCst);
+        let same_inode = self
+            .file
+            .data_inode(true)
+            .is_some_and(|inode| inode.key() == self.key);
+        same_inode
+            && may_cache(self.inode)
+            && write_grants(self.key).load(Ordering::Relaxed) == self.grants
+            && change_attribute(self.inode) == self.iversion
+            && self.inode.size() == self.size
+            && self.inode.ctime() == self.ctime
+    }
+
+    /// Caches what the parse found, `result`, unless it says nothing lasting about the file
+    /// (a read of the parse failed: `read_failed`) or the file changed meanwhile.
+    fn finish(self, result: &Result<BuildId>, read_failed: bool, deferred: bool) {
+        // SAFETY: `file` is valid for the call; the hook is the KUnit suite's and may sleep, as
+        // fills may.
+        #[cfg(CONFIG_BUILDID_CACHE_KUNIT_TEST)]
+        unsafe {
+            bindings::buildid_cache_run_fill_hook(self.file.as_ptr())
+        };
+        let id = match result {
+            Ok(id) => Some(*id),
+            // C reports a failed read inside the note walk as "no build ID".
+            Err(e) if *e == EINVAL && !read_failed => None,
+            // I/O errors and signals say nothing lasting about the file.
+            Err(_) => return,
+        };
+        if !self.unchanged() {
+            count(FILL_RACED);
+            return;
+        }
+        let entry = Entry {
+            rcu: bindings::callback_head::default(),
+            key: self.key,
+            id,
+            iversion: self.iversion,
+            size: self.size,
+            ctime: self.ctime,
+            referenced: AtomicBool::new(false),
+        };
+        if let Ok(entry) = KBox::new(entry, GFP_KERNEL) {
+            if insert(self.inode, entry, self.grants, self.epoch) {
+                count(if deferred { DEFERRED_FILL } else { FILL });
+            }
         }
     }
+}
+
+/// A reader that remembers whether one of its reads failed.
+struct Recorder<R> {
+    inner: R,
+    failed: bool,
+}
+
+impl<R> Recorder<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            failed: false,
+        }
+    }
+
+    fn note<T>(&mut self, result: Result<T, Errno>) -> Result<T, Errno> {
+        self.failed |= result.is_err();
+        result
+    }
+}
+
+impl<R: ReadAt> ReadAt for Recorder<R> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+        let result = self.inner.read_at(offset, buf);
+        self.note(result)
+    }
+
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+        let result = self.inner.fetch_at(offset, buf);
+        self.note(result)
+    }
+
+    fn read_fetched(&self, at: usize, dst: &mut [u8]) {
+        self.inner.read_fetched(at, dst);
+    }
+}
+
+/// Parses `file` with the sleepable reader of `source` and remembers whether a read failed.
+fn parse_recorded<C: PageCache>(source: &C) -> (Result<BuildId>, bool) {
+    let mut reader = Recorder::new(SleepableReader::new(source));
+    let result = elf::parse_elf(&mut reader).map_err(Error::from);
+    (result, reader.failed)
+}
+
+/// Parses `file` with the sleepable reader, as `__kernel_read()` reads it, and caches what the
+/// parse found if it may. Returns what the parse found, as the uncached parse would.
+///
+/// Process context, may sleep; `file` is a regular file.
+pub fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
+    let Some(fill) = Fill::begin(file) else {
+        return super::parse_file_uncached(file, Mode::Sleepable);
+    };
+    let (result, read_failed) = parse_recorded(file);
+    fill.finish(&result, read_failed, deferred);
     result
+}
+
+/// Fills the cache with `file`'s build ID, read as a buffered read whatever the opener asked
+/// for ([`FillSource`]); does not parse if the result could not be cached. For the `mmap()`
+/// hook and the deferred fills, which have no caller to answer.
+///
+/// Process context, may sleep; `file` is a regular file.
+pub fn fill(file: &LocalFile, deferred: bool) {
+    if let Some(fill) = Fill::begin(file) {
+        let (result, read_failed) = parse_recorded(&FillSource(file));
+        fill.finish(&result, read_failed, deferred);
+    }
+}
+
+/// A file as fills read it: its page cache, or buffered reads that ignore the opener's
+/// `O_DIRECT` and `RWF_NOWAIT`-style flags (`buildid_cache_read()`), so that the entry says what
+/// the file holds however the file that was mapped was opened. An `O_DIRECT` read of 64 unaligned
+/// bytes fails on most block file systems, and that failure must not become "no build ID".
+struct FillSource<'a>(&'a LocalFile);
+
+impl PageCache for FillSource<'_> {
+    type Folio = FolioView;
+
+    const PAGE_SHIFT: u32 = <LocalFile as PageCache>::PAGE_SHIFT;
+
+    const MAX_FILE_SIZE: i64 = <LocalFile as PageCache>::MAX_FILE_SIZE;
+
+    fn uptodate_folio(&self, index: usize) -> Option<FolioView> {
+        self.0.uptodate_folio(index)
+    }
+
+    fn size(&self) -> i64 {
+        PageCache::size(self.0)
+    }
+
+    fn is_secretmem(&self) -> bool {
+        PageCache::is_secretmem(self.0)
+    }
+
+    fn reads_through_page_cache(&self) -> bool {
+        super::readable(self.0) && super::page_cache_holds_data(self.0)
+    }
+
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
+        // SAFETY: The file is valid for the call, and `buf` is valid for writing `buf.len()`
+        // bytes.
+        let ret = unsafe {
+            bindings::buildid_cache_read(self.0.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), pos)
+        };
+        match usize::try_from(ret) {
+            Ok(n) => Ok(n),
+            // A negative `ret` is an errno, which fits in `c_int`.
+            Err(_) => Err(Errno::from(Error::from_errno(ret as crate::ffi::c_int))),
+        }
+    }
 }
 
 /// Queues a fill of `file` for the worker; any context, NMI included.
 pub fn defer_fill(file: &LocalFile) {
+    // Not for files that could not be cached anyway (a file opened on overlayfs has no data
+    // inode here: the worker finds it).
+    if file
+        .data_inode(false)
+        .is_some_and(|inode| !may_cache(inode))
+    {
+        return;
+    }
     if is_on() && !file.is_secretmem() {
         // SAFETY: `file` is valid for the call; the callee takes its own reference.
         unsafe { bindings::buildid_cache_defer_fill(file.as_ptr()) };
@@ -473,6 +783,7 @@ pub fn configure(on: bool, max_entries: usize, keep: bool) -> Result {
         None => {
             let writer = Writer {
                 entries: 0,
+                negatives: 0,
                 max_entries,
                 hand: 0,
             };
@@ -490,14 +801,18 @@ pub fn configure(on: bool, max_entries: usize, keep: bool) -> Result {
         None
     };
     let (old, kept) = {
-        let mut w = lock.lock();
+        let mut w = Updating::lock(lock);
+        if !on {
+            EPOCH.fetch_add(1, Ordering::SeqCst);
+        }
         w.max_entries = max_entries;
         w.entries = 0;
+        w.negatives = 0;
         // SAFETY: Tables are replaced and freed only under this lock.
         let old = unsafe { TABLE.load(Ordering::Relaxed).as_ref() };
         let kept = match (keep, old, new.as_deref()) {
             (true, Some(old), Some(new)) => {
-                w.entries = copy_entries(old, new, max_entries);
+                (w.entries, w.negatives) = copy_entries(old, new, max_entries);
                 Some(old)
             }
             _ => None,
@@ -537,12 +852,13 @@ pub fn configure(on: bool, max_entries: usize, keep: bool) -> Result {
 }
 
 /// Copies up to `max_entries` entries of `old`, the published table, into `new`, which is not
-/// published yet, recently used ones first, and returns how many it copied.
+/// published yet, recently used ones first, and "no build ID" entries only up to their share.
+/// Returns how many it copied, and how many of those say "no build ID".
 ///
 /// `old` keeps its slots: until it is unpublished, [`forget`]'s lockless [`has_key`] must
 /// find an entry in whichever table it reads. Called under the writer lock.
-fn copy_entries(old: &Table, new: &Table, max_entries: usize) -> usize {
-    let mut copied = 0;
+fn copy_entries(old: &Table, new: &Table, max_entries: usize) -> (usize, usize) {
+    let (mut copied, mut negatives) = (0, 0);
     for referenced in [true, false] {
         for slot in old.slots.iter() {
             let entry = slot.load(Ordering::Relaxed);
@@ -552,9 +868,11 @@ fn copy_entries(old: &Table, new: &Table, max_entries: usize) -> usize {
                 continue;
             };
             if copied >= max_entries {
-                return copied;
+                return (copied, negatives);
             }
-            if e.referenced.load(Ordering::Relaxed) != referenced {
+            if e.referenced.load(Ordering::Relaxed) != referenced
+                || (e.id.is_none() && negatives >= negative_cap(max_entries))
+            {
                 continue;
             }
             let free = new
@@ -564,10 +882,11 @@ fn copy_entries(old: &Table, new: &Table, max_entries: usize) -> usize {
             if let Some(free) = free {
                 free.store(entry, Ordering::Relaxed);
                 copied += 1;
+                negatives += usize::from(e.id.is_none());
             }
         }
     }
-    copied
+    (copied, negatives)
 }
 
 /// Retires the entries of `old`, just unpublished, that [`copy_entries`] left out of `new`,

@@ -40,11 +40,13 @@ pub trait PageCache {
     /// Whether the file is a `memfd_secret()` file, whose memory the kernel must not read.
     fn is_secretmem(&self) -> bool;
 
-    /// Whether `__kernel_read()` of the file gets past its first checks: the file is open for
-    /// reading and has a `read_iter` method.
-    fn can_read(&self) -> bool;
+    /// Whether [`PageCache::read`] returns what the page cache holds wherever it holds an
+    /// uptodate folio: the file can be read, its reads go through the page cache (no
+    /// `O_DIRECT`), and its file system keeps no newer copy elsewhere (a server's, for a
+    /// network file system). Only then may a read be served from the page cache instead.
+    fn reads_through_page_cache(&self) -> bool;
 
-    /// Reads into `buf` from file position `pos` with `__kernel_read()`, which may sleep.
+    /// Reads into `buf` from file position `pos` (`__kernel_read()`), which may sleep.
     /// Returns the number of bytes read: fewer than `buf.len()` at end of file.
     fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno>;
 }
@@ -284,10 +286,10 @@ fn reject_secretmem(secretmem: bool) -> Result<(), Errno> {
 ///
 /// C issues one `__kernel_read` per fetch of at most 64 bytes even when the data is cached;
 /// going to the page cache first gives the same bytes without the per-call overhead of the
-/// read path. The result only differs from C's where `__kernel_read` would fail on a file
-/// whose data is nevertheless cached; to rule that out the cache is only used for files
-/// `__kernel_read` can read ([`PageCache::can_read`]), and never past end of file, where
-/// `__kernel_read` returns a short read.
+/// read path, but only where the read would return the page cache's bytes
+/// ([`PageCache::reads_through_page_cache`]: not for `O_DIRECT` files, whose reads fail where
+/// C's fail, nor for file systems whose `->read_iter` revalidates against a server), and never
+/// past end of file, where `__kernel_read` returns a short read.
 pub struct SleepableReader<'a, C: PageCache> {
     file: &'a C,
     cache: CachedFolio<C::Folio>,
@@ -301,7 +303,7 @@ impl<'a, C: PageCache> SleepableReader<'a, C> {
         Self {
             file,
             cache: CachedFolio::new(),
-            cache_usable: file.can_read(),
+            cache_usable: file.reads_through_page_cache(),
             secretmem: file.is_secretmem(),
         }
     }

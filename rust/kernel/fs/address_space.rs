@@ -6,6 +6,10 @@
 //! [`include/linux/pagemap.h`](srctree/include/linux/pagemap.h)
 
 use crate::{bindings, types::Opaque};
+use core::{
+    ptr::addr_of_mut,
+    sync::atomic::{AtomicI32, Ordering},
+};
 
 /// The page cache of an inode, borrowed from something that keeps the inode alive (an open
 /// file, for example).
@@ -16,8 +20,8 @@ use crate::{bindings, types::Opaque};
 #[repr(transparent)]
 pub struct AddressSpace(Opaque<bindings::address_space>);
 
-// SAFETY: The methods only do lockless page cache lookups and read fields set at inode
-// creation, which may be done from any thread.
+// SAFETY: The methods only do lockless page cache lookups, read fields set at inode creation
+// and read atomic counters, which may be done from any thread.
 unsafe impl Sync for AddressSpace {}
 
 impl AddressSpace {
@@ -45,5 +49,25 @@ impl AddressSpace {
     pub fn is_secretmem(&self) -> bool {
         // SAFETY: The address space is valid by the type invariants.
         unsafe { bindings::secretmem_mapping(self.as_ptr()) }
+    }
+
+    /// Whether this is the mapping of a shmem (tmpfs) file, whose page cache holds its data.
+    #[inline]
+    pub fn is_shmem(&self) -> bool {
+        // SAFETY: The address space is valid by the type invariants.
+        unsafe { bindings::shmem_mapping(self.as_ptr()) }
+    }
+
+    /// `i_mmap_writable`: the number of shared mappings that may write to the pages
+    /// (`mapping_writably_mapped()` when positive), or minus the number of denials while
+    /// writable mappings are denied (a memfd sealed with `F_SEAL_WRITE`).
+    ///
+    /// Usable in any context, NMI included.
+    #[inline]
+    pub fn mmap_writable(&self) -> i32 {
+        // SAFETY: The address space is valid by the type invariants; `i_mmap_writable` is an
+        // `atomic_t`, whose `atomic_read()` is a relaxed load.
+        unsafe { AtomicI32::from_ptr(addr_of_mut!((*self.as_ptr()).i_mmap_writable.counter)) }
+            .load(Ordering::Relaxed)
     }
 }

@@ -10,7 +10,7 @@ use crate::{
     error::{code::*, Error, Result},
     types::{ARef, AlwaysRefCounted, Opaque},
 };
-use core::ptr::NonNull;
+use core::ptr::{addr_of, read_volatile, NonNull};
 
 /// An open file that may be shared between threads.
 ///
@@ -143,10 +143,17 @@ impl LocalFile {
         self.inner.get()
     }
 
-    fn inode(&self) -> *mut bindings::inode {
+    fn inode_ptr(&self) -> *mut bindings::inode {
         // SAFETY: The file is valid by the type invariants, and `f_inode` is set at open time
         // and never changes afterwards.
         unsafe { (*self.as_ptr()).f_inode }
+    }
+
+    /// The file's inode (`file_inode()`).
+    #[inline]
+    pub fn inode(&self) -> &Inode {
+        // SAFETY: The file pins its inode for as long as the borrow of `self` lasts.
+        unsafe { Inode::from_raw(self.inode_ptr()) }
     }
 
     /// The inode that holds the file's data: the file's own, or for a file opened on a union
@@ -158,11 +165,13 @@ impl LocalFile {
     pub fn data_inode(&self, may_call_fs: bool) -> Option<&Inode> {
         // SAFETY: The file is valid; `f_path` is set at open time and pins its dentry.
         let dentry = unsafe { (*self.as_ptr()).f_path.dentry };
-        // SAFETY: `dentry` is pinned by the file; `d_flags` bits for `d_op` are set once, when
-        // the dentry is instantiated.
-        let real = unsafe { (*dentry).d_flags } & bindings::DCACHE_OP_REAL != 0;
+        // SAFETY: `dentry` is pinned by the file. Other bits of `d_flags` change under
+        // `d_lock`, so the word is loaded once with a volatile load (`READ_ONCE()`); the bits for
+        // `d_op` are set once, when the dentry is instantiated.
+        let d_flags = unsafe { read_volatile(addr_of!((*dentry).d_flags)) };
+        let real = d_flags & bindings::DCACHE_OP_REAL != 0;
         let inode = match (real, may_call_fs) {
-            (false, _) => self.inode(),
+            (false, _) => self.inode_ptr(),
             // SAFETY: `dentry` is pinned by the file, and the caller allows calls into the file
             // system.
             (true, true) => unsafe { bindings::d_real_inode(dentry) },
@@ -182,18 +191,26 @@ impl LocalFile {
         unsafe { (*self.as_ptr()).f_mode }
     }
 
+    /// The `O_*` flags of the file (`f_flags`), read once: `fcntl(F_SETFL)` changes some of
+    /// them, `O_DIRECT` among them, at any time.
+    pub fn flags(&self) -> u32 {
+        // SAFETY: The file is valid; a volatile load of the aligned word is what `READ_ONCE()`
+        // does.
+        unsafe { read_volatile(addr_of!((*self.as_ptr()).f_flags)) }
+    }
+
     /// Whether the file is a regular file (`S_ISREG`).
     pub fn is_regular(&self) -> bool {
         // SAFETY: `f_inode` of a valid file is a valid inode whose `i_mode` file type bits never
         // change.
-        let mode = unsafe { (*self.inode()).i_mode };
+        let mode = unsafe { (*self.inode_ptr()).i_mode };
         u32::from(mode) & bindings::S_IFMT == bindings::S_IFREG
     }
 
     /// The file's size in bytes (`i_size_read`).
     pub fn size(&self) -> i64 {
         // SAFETY: `f_inode` of a valid file is a valid inode.
-        unsafe { bindings::i_size_read(self.inode()) }
+        unsafe { bindings::i_size_read(self.inode_ptr()) }
     }
 
     /// The address space caching the file's data (`f_mapping`).

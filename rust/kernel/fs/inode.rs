@@ -5,7 +5,9 @@
 //! C headers: [`include/linux/fs.h`](srctree/include/linux/fs.h) and
 //! [`include/linux/iversion.h`](srctree/include/linux/iversion.h)
 
+use super::address_space::AddressSpace;
 use crate::{bindings, types::Opaque};
+use core::ptr::{addr_of, read_volatile};
 #[cfg(CONFIG_64BIT)]
 use core::{
     ptr::addr_of_mut,
@@ -52,6 +54,48 @@ impl Inode {
     /// The inode's address, an identity that no other live inode shares.
     pub fn key(&self) -> usize {
         self.as_ptr() as usize
+    }
+
+    /// The page cache of the inode's data (`i_mapping`).
+    #[inline]
+    pub fn mapping(&self) -> &AddressSpace {
+        // SAFETY: The inode is valid by the type invariants; `i_mapping` is set when the inode
+        // is set up and lives as long as the inode.
+        unsafe { AddressSpace::from_raw((*self.as_ptr()).i_mapping) }
+    }
+
+    /// The `SB_*` flags of the inode's superblock, read once (remount changes them).
+    fn sb_flags(&self) -> crate::ffi::c_ulong {
+        // SAFETY: The inode is valid by the type invariants and pins its superblock; a volatile
+        // load of the aligned word is what `READ_ONCE()` does.
+        unsafe { read_volatile(addr_of!((*(*self.as_ptr()).i_sb).s_flags)) }
+    }
+
+    /// Whether the file system maintains the change attribute (`IS_I_VERSION`, `SB_I_VERSION`).
+    /// Elsewhere `i_version` holds what the file system stores there (NFS, Ceph and 9p keep a
+    /// raw server attribute), which must be neither queried nor compared.
+    #[inline]
+    pub fn has_iversion(&self) -> bool {
+        self.sb_flags() & bindings::SB_I_VERSION != 0
+    }
+
+    /// Whether the inode belongs to an internal mount (`SB_KERNMOUNT`): `shm_mnt` for memfd
+    /// and SysV shared memory, hugetlbfs' own mounts, pseudo file systems. Their files are
+    /// made with `alloc_file_pseudo()`, opened for write without `get_write_access()`.
+    #[inline]
+    pub fn on_internal_mount(&self) -> bool {
+        self.sb_flags() & bindings::SB_KERNMOUNT != 0
+    }
+
+    /// Whether the file system is backed by a block device (`FS_REQUIRES_DEV`): its page
+    /// cache is the only copy of the data that the kernel reads from, and no other host
+    /// changes the data under it.
+    #[inline]
+    pub fn on_block_device(&self) -> bool {
+        // SAFETY: The inode is valid by the type invariants; its superblock and the superblock's
+        // file system type, with its constant `fs_flags`, outlive it.
+        let fs_flags = unsafe { (*(*(*self.as_ptr()).i_sb).s_type).fs_flags };
+        fs_flags & bindings::FS_REQUIRES_DEV as core::ffi::c_int != 0
     }
 
     /// The size in bytes (`i_size_read`).

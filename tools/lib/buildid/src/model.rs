@@ -210,7 +210,7 @@ impl<'a> PageCache for &'a OpenFile<'a> {
         self.file.secretmem
     }
 
-    fn can_read(&self) -> bool {
+    fn reads_through_page_cache(&self) -> bool {
         self.can_read
     }
 

@@ -733,6 +733,159 @@ TEST_F(dev, io_error_sleepable)
 }
 
 /*
+ * The block device fails while the sleepable parsers read the note, after
+ * the headers came from the page cache: C answers -EINVAL for a failed read
+ * inside the note walk, and Rust must too.  The build ID cache must not take
+ * that answer for "no build ID": once the device works, the cached parser
+ * finds the ID.
+ */
+TEST_F(dev, io_error_in_note_walk)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 3 * 4096 + 0x10, .size = 5 * 4096 };
+	struct answer rust, cref, cached, after;
+	char make_it_fail[128], path[PATH_MAX + 16], page[4096];
+	int fd, rd, cache_was;
+	struct stat st;
+	void *map;
+
+	cache_was = buildid_cache_set(1);
+	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
+	ASSERT_EQ(0, stat(self->dir, &st));
+	snprintf(make_it_fail, sizeof(make_it_fail), "/sys/dev/block/%u:%u/make-it-fail",
+		 major(st.st_dev), minor(st.st_dev));
+	build_id_pattern(&c.id, 20, 0x72);
+	fd = evicted_file(self->dir, "ioerr-note.elf", &c, &map);
+	ASSERT_LE(0, fd);
+	sync();
+	/* Page 0 only, without readahead: the headers are cached, the note is not. */
+	snprintf(path, sizeof(path), "%s/ioerr-note.elf", self->dir);
+	rd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, rd);
+	ASSERT_EQ(0, posix_fadvise(rd, 0, 0, POSIX_FADV_RANDOM));
+	ASSERT_EQ((ssize_t)sizeof(page), pread(rd, page, sizeof(page), 0));
+	close(rd);
+	ASSERT_EQ(1, file_pages_cached(fd, c.size)) TH_LOG("want only page 0 cached");
+
+	ASSERT_EQ(0, fault_injection_arm("fail_make_request", true));
+	ASSERT_EQ(0, write_string(make_it_fail, "1")) TH_LOG("%s", make_it_fail);
+	rust = ask(self->dev, map, parsers[2].flags);
+	cref = ask(self->dev, map, parsers[3].flags);
+	cached = ask(self->dev, map, BUILDID_SLEEPABLE);
+	write_string(make_it_fail, "0");
+	fault_injection_arm("fail_make_request", false);
+
+	EXPECT_EQ(-EINVAL, cref.ret) TH_LOG("C: %d", cref.ret);
+	EXPECT_TRUE(same_answer(&rust, &cref)) TH_LOG("Rust %d, C %d", rust.ret, cref.ret);
+	EXPECT_TRUE(same_answer(&cached, &cref)) TH_LOG("cached %d, C %d", cached.ret, cref.ret);
+	after = ask(self->dev, map, BUILDID_SLEEPABLE);
+	EXPECT_EQ(0, after.ret) TH_LOG("cached parser, device working: %d", after.ret);
+	EXPECT_TRUE(build_id_equal(&c.id, after.id.data, after.id.size));
+	munmap(map, 4096);
+	close(fd);
+	if (!cache_was)
+		buildid_cache_set(0);
+}
+
+/*
+ * A file opened O_DIRECT: __kernel_read() reads it with IOCB_DIRECT, which
+ * ext4 refuses for the parser's small unaligned reads.  The Rust sleepable
+ * parser must not answer from the page cache where C's reads would fail:
+ * with the pages cached, both give the same answer.
+ */
+TEST_F(dev, odirect_sleepable_matches_c)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = 4096 };
+	char path[PATH_MAX + 16], page[4096];
+	struct answer rust, cref;
+	int fd, rd;
+	void *map;
+
+	build_id_pattern(&c.id, 20, 0x73);
+	snprintf(path, sizeof(path), "%s/odirect.elf", self->dir);
+	ASSERT_EQ(0, elf_craft_file(path, &c));
+	fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	rd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, rd);
+	ASSERT_EQ((ssize_t)sizeof(page), pread(rd, page, sizeof(page), 0));
+	close(rd);
+	ASSERT_EQ(1, file_pages_cached(fd, c.size));
+
+	rust = ask(self->dev, map, parsers[2].flags);
+	cref = ask(self->dev, map, parsers[3].flags);
+	EXPECT_TRUE(same_answer(&rust, &cref)) TH_LOG("Rust %d, C %d", rust.ret, cref.ret);
+	munmap(map, 4096);
+	close(fd);
+}
+
+/*
+ * A nofault miss queues a deferred fill, which holds a reference to the
+ * file: after the process that mapped it is killed and the fills are
+ * drained, the file system unmounts at once.
+ */
+TEST_F(dev, umount_after_deferred_fill)
+{
+	enum { ROUNDS = 8 };
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = 4096 };
+	unsigned int round;
+	int cache_was, status;
+
+	cache_was = buildid_cache_set(1);
+	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
+	for (round = 0; round < ROUNDS; round++) {
+		char path[PATH_MAX + 64];
+		int ready[2];
+		struct loop_fs fs;
+		pid_t pid;
+		char byte;
+
+		char base[PATH_MAX + 8];
+		int err;
+
+		snprintf(base, sizeof(base), "%s/loop", self->dir);
+		ASSERT_TRUE(!mkdir(base, 0700) || errno == EEXIST);
+		ASSERT_EQ(0, loop_fs_mount(&fs, base, "ext4", 16));
+		snprintf(path, sizeof(path), "%s/deferred.so", fs.mnt);
+		build_id_pattern(&c.id, 20, 0x74 + round);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+		ASSERT_EQ(0, pipe(ready));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			void *map = fd < 0 ? MAP_FAILED :
+				    mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+			struct answer a;
+
+			/* Written back first: dirty pages are not dropped. */
+			if (map == MAP_FAILED || fsync(fd) ||
+			    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+				_exit(1);
+			/* Evicted and not cached: a miss, which queues a fill. */
+			a = ask(self->dev, map, 0);
+			byte = a.ret == -EFAULT ? 'y' : 'n';
+			if (write(ready[1], &byte, 1) != 1)
+				_exit(2);
+			pause();
+			_exit(0);
+		}
+		close(ready[1]);
+		ASSERT_EQ(1, read(ready[0], &byte, 1));
+		close(ready[0]);
+		EXPECT_EQ('y', byte) TH_LOG("the nofault query did not miss");
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, buildid_cache_drain());
+		err = loop_fs_umount(&fs);
+		EXPECT_EQ(0, err) TH_LOG("round %u: unmounting: %s", round, strerror(-err));
+	}
+	if (!cache_was)
+		buildid_cache_set(0);
+}
+
+/*
  * Every slab allocation of this task fails (failslab) while the sleepable
  * parsers read an evicted file: the Rust and C parsers give the same answer
  * (on ext4 both say -EINVAL, "no build ID"), nothing is left behind (the

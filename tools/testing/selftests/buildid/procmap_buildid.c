@@ -888,6 +888,188 @@ TEST_F(procmap, cache_inode_reuse)
 	}
 }
 
+/* Where the ID bytes of map_exec()'s image lie: after the 12-byte note header and "GNU\0". */
+#define EXEC_ID_OFF	(0x200 + 16)
+
+/*
+ * A memfd that a JIT writes through a shared mapping and runs through an
+ * executable one.  Only the first store through the shared mapping faults,
+ * and only a write fault updates the file times (shmem has no
+ * ->page_mkwrite); a memfd never takes write access.  So after the store
+ * that made the image, every later store changes the ID with no trace in
+ * the inode: each answer must be the ID the bytes hold at that moment.
+ */
+TEST_F(procmap, cache_memfd_shared_mapping)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	unsigned char *img, *shared;
+	struct build_id want;
+	unsigned int round;
+	void *exec;
+	size_t len;
+	int fd;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	build_id_pattern(&c.id, 20, 0x81);
+	img = elf_craft_image(&c, &len);
+	ASSERT_NE(NULL, img);
+	fd = memfd_create("buildid-jit", MFD_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, PAGE));
+	shared = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	memcpy(shared, img, len);
+	free(img);
+	exec = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, exec);
+	expect_build_id(_metadata, self->maps_fd, exec, &c.id);
+	for (round = 0; round < 3; round++) {
+		build_id_pattern(&want, 20, 0x82 + round);
+		memcpy(shared + EXEC_ID_OFF, want.data, want.size);
+		expect_build_id(_metadata, self->maps_fd, exec, &want);
+	}
+	/* Unmapped, the shared mapping can change nothing any more. */
+	munmap(shared, PAGE);
+	expect_build_id(_metadata, self->maps_fd, exec, &want);
+	munmap(exec, PAGE);
+	close(fd);
+}
+
+/* The same with pwrite() on the memfd, and through /proc/self/map_files. */
+TEST_F(procmap, cache_memfd_pwrite)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	char link[128];
+	struct build_id want;
+	unsigned char *img;
+	void *exec;
+	size_t len;
+	int fd, mf;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	build_id_pattern(&c.id, 20, 0x91);
+	img = elf_craft_image(&c, &len);
+	ASSERT_NE(NULL, img);
+	fd = memfd_create("buildid-pwrite", MFD_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)len, pwrite(fd, img, len, 0));
+	free(img);
+	exec = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, exec);
+	expect_build_id(_metadata, self->maps_fd, exec, &c.id);
+
+	build_id_pattern(&want, 20, 0x92);
+	ASSERT_EQ((ssize_t)want.size, pwrite(fd, want.data, want.size, EXEC_ID_OFF));
+	expect_build_id(_metadata, self->maps_fd, exec, &want);
+
+	snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)exec,
+		 (unsigned long)exec + PAGE);
+	mf = open(link, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, mf) TH_LOG("%s: %m", link);
+	build_id_pattern(&want, 20, 0x93);
+	ASSERT_EQ((ssize_t)want.size, pwrite(mf, want.data, want.size, EXEC_ID_OFF));
+	close(mf);
+	expect_build_id(_metadata, self->maps_fd, exec, &want);
+	munmap(exec, PAGE);
+	close(fd);
+}
+
+/*
+ * A memfd sealed against writes cannot change: its ID may be cached, and
+ * is (the second query is a hit).
+ */
+TEST_F(procmap, cache_memfd_sealed)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+	unsigned char *img;
+	long hits;
+	void *exec;
+	size_t len;
+	int fd;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	build_id_pattern(&c.id, 20, 0x94);
+	img = elf_craft_image(&c, &len);
+	ASSERT_NE(NULL, img);
+	fd = memfd_create("buildid-sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)len, pwrite(fd, img, len, 0));
+	free(img);
+	ASSERT_EQ(0, fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW));
+	exec = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, exec);
+	expect_build_id(_metadata, self->maps_fd, exec, &c.id);
+	hits = cache_stat(_metadata, "hits");
+	expect_build_id(_metadata, self->maps_fd, exec, &c.id);
+	EXPECT_LT(hits, cache_stat(_metadata, "hits")) TH_LOG("a sealed memfd was not cached");
+	munmap(exec, PAGE);
+	close(fd);
+}
+
+/*
+ * Maps @path PROT_EXEC through a file opened O_DIRECT with its pages
+ * dropped, as a user who may only read it: the fill that mmap() does must
+ * not make the cache answer "no build ID" for the file.  Runs in a child
+ * that opens the file, then gives up root (uid 65534) before it maps it.
+ */
+static int map_exec_odirect(const char *path, bool unprivileged)
+{
+	int status, fd;
+	pid_t pid = fork();
+	void *map;
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd < 0)
+			_exit(10);
+		if (unprivileged && (setgid(65534) || setuid(65534)))
+			_exit(11);
+		if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+			_exit(12);
+		map = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		_exit(map == MAP_FAILED ? 13 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * On ext4, a 64-byte read through a file opened O_DIRECT fails (-EINVAL:
+ * not aligned to the block size).  A fill that read that way used to
+ * cache "no build ID" for the inode, for every later user of the file.
+ */
+TEST_F(procmap, cache_not_poisoned_by_odirect)
+{
+	char type[32];
+	unsigned int unprivileged;
+
+	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
+	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	for (unprivileged = 0; unprivileged < 2; unprivileged++) {
+		const char *path = path_in(self->dir, unprivileged ? "odirect1.so" : "odirect0.so");
+		struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = PAGE };
+		void *map;
+
+		build_id_pattern(&c.id, 20, 0xa0 + unprivileged);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+		ASSERT_EQ(0, chmod(path, 0644));
+		ASSERT_EQ(0, map_exec_odirect(path, unprivileged));
+		ASSERT_EQ(0, buildid_cache_drain());
+		/* A mapping through an ordinary open, the cache on. */
+		map = map_file(path, &(size_t){ 0 });
+		ASSERT_NE(MAP_FAILED, map);
+		expect_build_id(_metadata, self->maps_fd, map, &c.id);
+		/* And again once the pages are gone: only the cache can answer. */
+		ASSERT_TRUE(evict_file(path, 0));
+		expect_build_id(_metadata, self->maps_fd, map, &c.id);
+		munmap(map, PAGE);
+	}
+}
+
 /* More files than the cache may hold: it stays within its limit, answers stay right. */
 TEST_F(procmap, cache_limit)
 {
