@@ -13,10 +13,18 @@
  *                         path needs fput() here), and raises an irq_work;
  *   irq_work (hardirq)    queues the work item; queue_work() takes a pool
  *                         lock, which the lookup's context may already hold;
- *   worker (process)      drains every CPU's ring, fills the cache with
- *                         buffered reads, and drops the file references
+ *   dispatcher (process)  empties every CPU's ring onto the fill workers'
+ *                         lists: one worker per superblock at a time, at
+ *                         most FILL_WORKERS in all; it never reads a file;
+ *   fill (process)        a worker fills the cache from its list with
+ *                         buffered reads, and drops each file reference
  *                         synchronously (__fput_sync()), so that no delayed
  *                         fput keeps a file system busy after a drain.
+ *
+ * A fill that blocks (a hung network or FUSE server) thus holds one worker
+ * and the files of its own superblock only (at most FILL_BACKLOG of them
+ * wait): fills of other file systems go on, the switch never waits for
+ * fills, and a drain can be killed.
  *
  * task_work is not used: it cannot be queued for exiting tasks, whose
  * stacks profilers sample too.  Neither ihold() (it does not pin the
@@ -34,8 +42,11 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/sysctl.h>
 #include <linux/uio.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 /*
@@ -116,6 +127,40 @@ static struct workqueue_struct *buildid_cache_wq;
 static void buildid_defer_work_fn(struct work_struct *work);
 static DECLARE_WORK(buildid_defer_work, buildid_defer_work_fn);
 
+/* At most this many deferred fills read files at once, each of its own superblock. */
+#define FILL_WORKERS		4
+/* At most this many files wait for a worker. */
+#define FILL_BACKLOG		64
+
+struct buildid_fill_item {
+	struct list_head node;
+	struct file *file;
+};
+
+struct buildid_fill_worker {
+	struct work_struct work;
+	/* The superblock whose files it reads, NULL while idle; under the lock. */
+	struct super_block *sb;
+	/* The mount of the file it is reading, NULL between files; under the lock. */
+	struct vfsmount *filling;
+	struct list_head files;
+	unsigned int nr;
+};
+
+static DEFINE_SPINLOCK(buildid_fill_lock);
+static struct buildid_fill_worker buildid_fill_workers[FILL_WORKERS];
+static struct workqueue_struct *buildid_fill_wq;
+
+/* Files queued or being filled; drain waits for 0. */
+static atomic_t buildid_defer_pending = ATOMIC_INIT(0);
+
+static void buildid_defer_done(struct file *file)
+{
+	__fput_sync(file);
+	if (atomic_dec_and_test(&buildid_defer_pending))
+		wake_up_var(&buildid_defer_pending);
+}
+
 static void buildid_defer_irq_fn(struct irq_work *work)
 {
 	queue_work(buildid_cache_wq, &buildid_defer_work);
@@ -173,11 +218,88 @@ bool buildid_cache_defer_fill(struct file *file)
 		buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
 		return false;
 	}
+	atomic_inc(&buildid_defer_pending);
 	/* Pairs with the worker's smp_load_acquire(): the file is referenced. */
 	smp_store_release(&ring->slot[i], get_file(file));
 	irq_work_queue(&buildid_defer_irq);
 	buildid_cache_count(BUILDID_CACHE_DEFER_QUEUED);
 	return true;
+}
+
+static void buildid_fill_work_fn(struct work_struct *work)
+{
+	struct buildid_fill_worker *w = container_of(work, struct buildid_fill_worker, work);
+	struct buildid_fill_item *item;
+
+	for (;;) {
+		spin_lock(&buildid_fill_lock);
+		item = list_first_entry_or_null(&w->files, struct buildid_fill_item, node);
+		if (!item) {
+			w->sb = NULL;
+			spin_unlock(&buildid_fill_lock);
+			return;
+		}
+		list_del(&item->node);
+		w->nr--;
+		w->filling = item->file->f_path.mnt;
+		spin_unlock(&buildid_fill_lock);
+
+		buildid_cache_fill_file(item->file, true);
+		buildid_defer_done(item->file);
+		kfree(item);
+
+		spin_lock(&buildid_fill_lock);
+		w->filling = NULL;
+		spin_unlock(&buildid_fill_lock);
+		wake_up_var(&buildid_fill_workers);
+		cond_resched();
+	}
+}
+
+/*
+ * Puts @file on the list of the worker that reads its superblock, or of an
+ * idle one.  Dropped (the next miss queues it again) when every worker is
+ * busy with other superblocks or FILL_BACKLOG files wait.
+ */
+static void buildid_defer_dispatch(struct file *file)
+{
+	struct super_block *sb = file_inode(file)->i_sb;
+	struct buildid_fill_item *item = kmalloc(sizeof(*item), GFP_KERNEL);
+	struct buildid_fill_worker *w = NULL;
+	unsigned int i, waiting = 0;
+	bool start = false;
+
+	if (!item)
+		goto drop;
+	item->file = file;
+	spin_lock(&buildid_fill_lock);
+	for (i = 0; i < FILL_WORKERS; i++) {
+		waiting += buildid_fill_workers[i].nr;
+		if (buildid_fill_workers[i].sb == sb)
+			w = &buildid_fill_workers[i];
+	}
+	for (i = 0; !w && i < FILL_WORKERS; i++) {
+		if (!buildid_fill_workers[i].sb)
+			w = &buildid_fill_workers[i];
+	}
+	if (w && waiting < FILL_BACKLOG) {
+		start = !w->sb;
+		w->sb = sb;
+		list_add_tail(&item->node, &w->files);
+		w->nr++;
+	} else {
+		w = NULL;
+	}
+	spin_unlock(&buildid_fill_lock);
+	if (w) {
+		if (start)
+			queue_work(buildid_fill_wq, &w->work);
+		return;
+	}
+drop:
+	kfree(item);
+	buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
+	buildid_defer_done(file);
 }
 
 static void buildid_defer_work_fn(struct work_struct *work)
@@ -195,9 +317,7 @@ static void buildid_defer_work_fn(struct work_struct *work)
 				continue;
 			/* Only this (ordered) worker empties filled slots. */
 			WRITE_ONCE(ring->slot[i], NULL);
-			buildid_cache_fill_file(file, true);
-			__fput_sync(file);
-			cond_resched();
+			buildid_defer_dispatch(file);
 		}
 	}
 }
@@ -206,19 +326,79 @@ static void buildid_defer_work_fn(struct work_struct *work)
  * buildid_cache_drain() - Wait until every queued deferred fill is done.
  *
  * Deferred fills hold file references: drain them before an unmount that
- * must not find the file system busy.
+ * must not find the file system busy.  A fill may block as long as its
+ * file system does (a hung server): the wait can be killed.
+ *
+ * Return: 0, or -EINTR if a fatal signal ended the wait.
  */
-void buildid_cache_drain(void)
+int buildid_cache_drain(void)
 {
+	int err;
+
 	if (!buildid_cache_wq)
-		return;
+		return 0;
+	/* Hand what the rings hold to the fill workers. */
 	irq_work_sync(&buildid_defer_irq);
-	flush_workqueue(buildid_cache_wq);
-	/* A slot filled after the worker passed it raised its own irq_work. */
-	irq_work_sync(&buildid_defer_irq);
-	flush_workqueue(buildid_cache_wq);
+	flush_work(&buildid_defer_work);
+	err = wait_var_event_killable(&buildid_defer_pending,
+				      !atomic_read(&buildid_defer_pending));
 	/* And the last references to files that others dropped from kthreads. */
 	flush_delayed_fput();
+	return err;
+}
+
+static bool buildid_filling(struct vfsmount *mnt)
+{
+	bool filling = false;
+	unsigned int i;
+
+	spin_lock(&buildid_fill_lock);
+	for (i = 0; i < FILL_WORKERS; i++)
+		filling |= buildid_fill_workers[i].filling == mnt;
+	spin_unlock(&buildid_fill_lock);
+	return filling;
+}
+
+/**
+ * buildid_cache_umount() - Let go of the deferred fills of files on @mnt.
+ * @mnt: The mount that umount(2) is about to find busy or not.
+ *
+ * A queued fill holds a reference to its file, which must not make the
+ * unmount fail: queued fills of files on @mnt are dropped (the next miss
+ * queues them again).  A fill in progress is waited for, as long as the
+ * caller is not killed: it holds its file too, and ends on its own.
+ */
+void buildid_cache_umount(struct vfsmount *mnt)
+{
+	struct buildid_fill_item *item, *next;
+	LIST_HEAD(dropped);
+	unsigned int i;
+
+	if (!buildid_cache_wq || !atomic_read(&buildid_defer_pending))
+		return;
+	/* Hand what the rings hold to the fill workers, to find it there. */
+	irq_work_sync(&buildid_defer_irq);
+	flush_work(&buildid_defer_work);
+
+	spin_lock(&buildid_fill_lock);
+	for (i = 0; i < FILL_WORKERS; i++) {
+		struct buildid_fill_worker *w = &buildid_fill_workers[i];
+
+		list_for_each_entry_safe(item, next, &w->files, node) {
+			if (item->file->f_path.mnt != mnt)
+				continue;
+			list_move_tail(&item->node, &dropped);
+			w->nr--;
+		}
+	}
+	spin_unlock(&buildid_fill_lock);
+
+	list_for_each_entry_safe(item, next, &dropped, node) {
+		buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
+		buildid_defer_done(item->file);
+		kfree(item);
+	}
+	wait_var_event_killable(&buildid_fill_workers, !buildid_filling(mnt));
 }
 
 /* Called from vm_mmap_pgoff() through buildid_cache_mmap(). */
@@ -300,8 +480,6 @@ int buildid_cache_set_enabled(bool on)
 	if (!err)
 		buildid_cache_on = on;
 	mutex_unlock(&buildid_cache_config_lock);
-	if (!on)
-		buildid_cache_drain();
 	return err;
 }
 EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
@@ -362,8 +540,6 @@ static int buildid_cache_sysctl(const struct ctl_table *table, int write,
 		}
 	}
 	mutex_unlock(&buildid_cache_config_lock);
-	if (!err && write && !on)
-		buildid_cache_drain();
 	return err;
 }
 
@@ -423,8 +599,9 @@ DEFINE_SHOW_ATTRIBUTE(buildid_cache_stats);
 static ssize_t buildid_cache_drain_write(struct file *file, const char __user *buf,
 					 size_t count, loff_t *ppos)
 {
-	buildid_cache_drain();
-	return count;
+	int err = buildid_cache_drain();
+
+	return err ? err : count;
 }
 
 static const struct file_operations buildid_cache_drain_fops = {
@@ -435,11 +612,21 @@ static const struct file_operations buildid_cache_drain_fops = {
 static int __init buildid_cache_init(void)
 {
 	struct dentry *dir;
+	unsigned int i;
 	int err;
 
-	buildid_cache_wq = alloc_ordered_workqueue("buildid_cache", 0);
-	if (!buildid_cache_wq)
+	for (i = 0; i < FILL_WORKERS; i++) {
+		INIT_WORK(&buildid_fill_workers[i].work, buildid_fill_work_fn);
+		INIT_LIST_HEAD(&buildid_fill_workers[i].files);
+	}
+	buildid_fill_wq = alloc_workqueue("buildid_cache_fill", WQ_UNBOUND, FILL_WORKERS);
+	if (!buildid_fill_wq)
 		return -ENOMEM;
+	buildid_cache_wq = alloc_ordered_workqueue("buildid_cache", 0);
+	if (!buildid_cache_wq) {
+		destroy_workqueue(buildid_fill_wq);
+		return -ENOMEM;
+	}
 
 	mutex_lock(&buildid_cache_config_lock);
 	err = buildid_cache_apply(BUILDID_CACHE_ON_AT_BOOT, buildid_cache_max_entries, false);

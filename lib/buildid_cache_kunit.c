@@ -14,6 +14,7 @@
 #include <kunit/test.h>
 #include <linux/buildid.h>
 #include <linux/buildid_cache.h>
+#include <linux/completion.h>
 #include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/elf.h>
@@ -398,9 +399,9 @@ static void clear_fill_hook(void *unused)
 	WRITE_ONCE(buildid_cache_fill_hook, NULL);
 }
 
-/* Fills @f once with @action run between the fill's parse and its insert. */
-static void fill_racing(struct kunit *test, struct file *f,
-			void (*action)(struct kunit *test, struct file *file))
+/* Runs @action in the first fill of @f, between its parse and its insert, until the test ends. */
+static void set_fill_hook(struct kunit *test, struct file *f,
+			  void (*action)(struct kunit *test, struct file *file))
 {
 	fill_race.test = test;
 	fill_race.file = f;
@@ -408,6 +409,13 @@ static void fill_racing(struct kunit *test, struct file *f,
 	fill_race.action = action;
 	WRITE_ONCE(buildid_cache_fill_hook, buildid_cache_test_fill_hook);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, clear_fill_hook, NULL), 0);
+}
+
+/* Fills @f once with @action run between the fill's parse and its insert. */
+static void fill_racing(struct kunit *test, struct file *f,
+			void (*action)(struct kunit *test, struct file *file))
+{
+	set_fill_hook(test, f, action);
 	buildid_cache_fill_file(f, false);
 	clear_fill_hook(NULL);
 	KUNIT_EXPECT_EQ_MSG(test, fill_race.calls, 1U, "the fill did not reach its insert");
@@ -491,6 +499,123 @@ static void buildid_cache_hooks_follow_switch(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, static_key_enabled(&buildid_cache_hooks));
 	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
 	KUNIT_EXPECT_TRUE(test, static_key_enabled(&buildid_cache_hooks));
+}
+
+/*
+ * A deferred fill that blocks, as one on a hung network or FUSE server
+ * would (the fill hook waits here): a fill of another file system still
+ * completes, and turning the cache off does not wait for the blocked one.
+ */
+static struct {
+	struct completion release, blocked, switched;
+} stuck;
+
+static void block_until_released(struct kunit *test, struct file *file)
+{
+	complete(&stuck.blocked);
+	wait_for_completion(&stuck.release);
+}
+
+static int switch_off_thread(void *unused)
+{
+	buildid_cache_set_enabled(false);
+	/* complete_all(): the test waits for it twice. */
+	complete_all(&stuck.switched);
+	return 0;
+}
+
+static void release_stuck_fill(void *unused)
+{
+	complete_all(&stuck.release);
+}
+
+/* Queues a deferred fill of @a that blocks in the fill hook until the test ends or releases it. */
+static void block_deferred_fill(struct kunit *test, struct file *a)
+{
+	init_completion(&stuck.release);
+	init_completion(&stuck.blocked);
+	init_completion(&stuck.switched);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, release_stuck_fill, NULL), 0);
+	set_fill_hook(test, a, block_until_released);
+
+	KUNIT_ASSERT_TRUE(test, buildid_cache_defer_fill(a));
+	KUNIT_ASSERT_NE_MSG(test, wait_for_completion_timeout(&stuck.blocked, 10 * HZ), 0UL,
+			    "the deferred fill never ran");
+}
+
+static void buildid_cache_stuck_fill_stalls_nothing(struct kunit *test)
+{
+	struct file *a = elf_file(test, 12), *b;
+	struct file_system_type *tmpfs = get_fs_type("tmpfs");
+	struct task_struct *thread;
+	struct vfsmount *other;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, tmpfs);
+	other = vfs_kern_mount(tmpfs, 0, "tmpfs", NULL);
+	put_filesystem(tmpfs);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(other));
+	b = shmem_file_on(test, other, make_image(test, 13), IMAGE_SIZE);
+	mntput(other);
+
+	block_deferred_fill(test, a);
+	KUNIT_ASSERT_TRUE(test, buildid_cache_defer_fill(b));
+	for (i = 0; i < 250 && !buildid_cache_has_inode(file_inode(b)); i++)
+		msleep(20);
+	KUNIT_EXPECT_TRUE_MSG(test, buildid_cache_has_inode(file_inode(b)),
+			      "a fill of another file system waited for the blocked one");
+
+	thread = kthread_run(switch_off_thread, NULL, "buildid_cache_off");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(thread));
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&stuck.switched, 5 * HZ), 0UL,
+			    "turning the cache off waited for the blocked fill");
+	complete_all(&stuck.release);
+	wait_for_completion(&stuck.switched);
+	KUNIT_EXPECT_EQ(test, buildid_cache_drain(), 0);
+	clear_fill_hook(NULL);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(a)));
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
+}
+
+static int umount_thread(void *mnt)
+{
+	buildid_cache_umount(mnt);
+	complete_all(&stuck.switched);
+	return 0;
+}
+
+/*
+ * umount(2) lets go of the queued fills of the mount's files: @b waits
+ * behind @a, whose fill blocks, and umount must not wait for it or find
+ * the mount busy because of its reference.  The fill in progress is
+ * waited for.
+ */
+static void buildid_cache_umount_drops_queued_fills(struct kunit *test)
+{
+	struct file *a = elf_file(test, 14), *b = elf_file(test, 15);
+	struct task_struct *thread;
+	int i;
+
+	block_deferred_fill(test, a);
+	KUNIT_ASSERT_TRUE(test, buildid_cache_defer_fill(b));
+	KUNIT_EXPECT_EQ(test, file_count(b), 2L);
+
+	thread = kthread_run(umount_thread, test_mnt, "buildid_cache_umount");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(thread));
+	for (i = 0; i < 250 && file_count(b) > 1; i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ_MSG(test, file_count(b), 1L, "the queued fill still holds its file");
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&stuck.switched),
+			       "umount did not wait for the fill in progress");
+	KUNIT_EXPECT_EQ(test, file_count(a), 2L);
+
+	complete_all(&stuck.release);
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&stuck.switched, 5 * HZ), 0UL,
+			    "umount still waits after the fill ended");
+	KUNIT_EXPECT_EQ(test, file_count(a), 1L);
+	KUNIT_EXPECT_EQ(test, buildid_cache_drain(), 0);
+	clear_fill_hook(NULL);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(b)));
 }
 
 #ifdef CONFIG_X86_LOCAL_APIC
@@ -657,6 +782,8 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_write_access_during_fill),
 	KUNIT_CASE(buildid_cache_negatives_capped),
 	KUNIT_CASE(buildid_cache_hooks_follow_switch),
+	KUNIT_CASE(buildid_cache_stuck_fill_stalls_nothing),
+	KUNIT_CASE(buildid_cache_umount_drops_queued_fills),
 	KUNIT_CASE(buildid_cache_nmi_lookups),
 	{}
 };

@@ -13,6 +13,7 @@
 
 struct file;
 struct inode;
+struct vfsmount;
 
 /* The per-CPU counters, in the order debugfs prints them. */
 enum buildid_cache_stat {
@@ -46,7 +47,8 @@ bool buildid_cache_defer_fill(struct file *file);
 int buildid_cache_set_enabled(bool on);
 int buildid_cache_set_max_entries(unsigned int max_entries);
 bool buildid_cache_is_enabled(void);
-void buildid_cache_drain(void);
+int buildid_cache_drain(void);
+void buildid_cache_umount(struct vfsmount *mnt);
 void __buildid_cache_mmap(struct file *file);
 
 #if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)
@@ -95,6 +97,7 @@ static inline void buildid_cache_inode_destroy(struct inode *inode)
 static inline void buildid_cache_mmap(struct file *file, unsigned long prot) { }
 static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
+static inline void buildid_cache_umount(struct vfsmount *mnt) { }
 
 #endif /* CONFIG_BUILDID_CACHE */
 
