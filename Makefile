@@ -13,7 +13,7 @@ TIMEOUT ?= 600
 FUZZ_SECONDS ?= 600
 
 .PHONY: help deps tree config build vm run test test-host test-kunit \
-	test-kselftest test-harness test-lint bench fuzz mutants clean clean-cache
+	test-kselftest test-harness test-lint test-kcsan bench fuzz mutants clean clean-cache
 
 help:
 	@echo "make run         build, boot, show build IDs of a process via PROCMAP_QUERY"
@@ -25,6 +25,7 @@ help:
 	@echo "make build       build the kernel (incremental)"
 	@echo "make vm CMD=...  boot the kernel and run CMD as root (harness/vm-run CMD exits with CMD's status)"
 	@echo "make test-host | test-lint | test-kunit | test-kselftest | test-harness   one test stage"
+	@echo "make test-kcsan  build a KCSAN kernel, run the build ID cache's KUnit suite in it (not in 'make test')"
 	@echo "make mutants     build and boot kernels with broken readers: the tests must fail (MUTANTS=...)"
 	@echo "make fuzz        differential fuzzing of the parser against lib/buildid.c (FUZZ_SECONDS=600)"
 	@echo "make clean       remove host build output (target/)"
@@ -68,6 +69,9 @@ test-harness: deps
 
 test-lint: deps
 	@$(KHARNESS) test build lint
+
+test-kcsan: deps
+	@$(KHARNESS) kcsan
 
 mutants: deps
 	@$(KHARNESS) mutants $(MUTANTS)

@@ -74,6 +74,11 @@ def cmd_bench(_args):
     return run_bench()
 
 
+def cmd_kcsan(_args):
+    from .kcsan import run_kcsan
+    return run_kcsan()
+
+
 def cmd_mutants(args):
     from .mutants import run_mutants
     return run_mutants(args.mutants)
@@ -103,6 +108,7 @@ def main(argv):
     m = sub.add_parser("mutants", help="check that the tests catch broken readers")
     m.add_argument("mutants", nargs="*", help="names of the mutants to run (default: all)")
     sub.add_parser("bench", help="build the benchmark kernel, run the benchmarks, write BENCHMARKS.md")
+    sub.add_parser("kcsan", help="build the KCSAN kernel, run the build ID cache's KUnit suite in it")
     args = p.parse_args(argv)
     try:
         check_pinned_tools()
