@@ -670,7 +670,10 @@ static void availability_rows(void)
 
 /* Costs of the cache outside lookups: its hooks in mmap, exec and inode eviction. */
 
-enum { MMAP_CALLS = 2000, FIRST_MMAPS = 300, EXECS = 100, INODES = 2000, CACHED_INODES = 300 };
+enum {
+	MMAP_CALLS = 2000, FIRST_MMAPS = 300, EXECS = 100, INODES = 2000, CACHED_INODES = 300,
+	WRITE_OPENS = 2000, TRUNCATES = 2000, MAPPERS = 2
+};
 #define OVERHEAD_ROUNDS 7
 
 static void map_exec(const char *path)
@@ -721,6 +724,29 @@ static void make_files(const char *dir, const char *src, unsigned int n, bool fi
 	}
 }
 
+/* Maps the first of @n files in @dir, @MAPPERS processes at once, each its share. */
+static void map_exec_parallel(const char *dir, unsigned int n)
+{
+	char path[PATH_MAX + 32];
+	unsigned int p, i;
+	pid_t pid[MAPPERS];
+
+	for (p = 0; p < MAPPERS; p++) {
+		pid[p] = fork();
+		if (pid[p] < 0)
+			die("fork");
+		if (pid[p])
+			continue;
+		for (i = p; i < n; i += MAPPERS) {
+			snprintf(path, sizeof(path), "%s/f%u", dir, i);
+			map_exec(path);
+		}
+		_exit(0);
+	}
+	for (p = 0; p < MAPPERS; p++)
+		waitpid(pid[p], NULL, 0);
+}
+
 static uint64_t unlink_files(const char *dir, unsigned int n)
 {
 	char path[PATH_MAX + 32];
@@ -735,17 +761,22 @@ static uint64_t unlink_files(const char *dir, unsigned int n)
 	return now_ns() - t0;
 }
 
-enum overhead { MMAP_HIT, MMAP_FIRST, EXEC, EVICT_PLAIN, EVICT_CACHED, NR_OVERHEADS };
+enum overhead {
+	MMAP_HIT, MMAP_FIRST, MMAP_FIRST_PARALLEL, EXEC, EVICT_PLAIN, EVICT_CACHED, OPEN_WRITE,
+	TRUNCATE, NR_OVERHEADS
+};
 
 /* ns per operation with the cache off ([0]) and on ([1]) */
-static void measure_overheads(const char *lib, const char *copies, const char *tmp,
-			      struct spread ns[NR_OVERHEADS][2])
+static void measure_overheads(const char *lib, const char *copies, const char *copies2,
+			      const char *tmp, struct spread ns[NR_OVERHEADS][2])
 {
 	static const unsigned int per[NR_OVERHEADS] = {
-		MMAP_CALLS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES,
+		MMAP_CALLS, FIRST_MMAPS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES, WRITE_OPENS,
+		TRUNCATES,
 	};
 	uint64_t runs[NR_OVERHEADS][2][OVERHEAD_ROUNDS];
 	char path[PATH_MAX + 32];
+	struct stat st;
 	unsigned int r, i, on, k;
 	uint64_t t0;
 
@@ -770,6 +801,10 @@ static void measure_overheads(const char *lib, const char *copies, const char *t
 			runs[MMAP_FIRST][on][r] = t0;
 
 			t0 = now_ns();
+			map_exec_parallel(copies2, FIRST_MMAPS);
+			runs[MMAP_FIRST_PARALLEL][on][r] = now_ns() - t0;
+
+			t0 = now_ns();
 			for (i = 0; i < EXECS; i++)
 				run_true();
 			t0 = now_ns() - t0;
@@ -782,6 +817,28 @@ static void measure_overheads(const char *lib, const char *copies, const char *t
 			make_files(tmp, lib, CACHED_INODES, true);
 			t0 = unlink_files(tmp, CACHED_INODES);
 			runs[EVICT_CACHED][on][r] = t0;
+
+			/* Write access: the hook in do_dentry_open(). */
+			snprintf(path, sizeof(path), "%s/f0", copies);
+			t0 = now_ns();
+			for (i = 0; i < WRITE_OPENS; i++) {
+				int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+				if (fd < 0)
+					die(path);
+				close(fd);
+			}
+			runs[OPEN_WRITE][on][r] = now_ns() - t0;
+
+			/* The hook in vfs_truncate(), to the same size. */
+			if (stat(path, &st))
+				die(path);
+			t0 = now_ns();
+			for (i = 0; i < TRUNCATES; i++) {
+				if (truncate(path, st.st_size))
+					die(path);
+			}
+			runs[TRUNCATE][on][r] = now_ns() - t0;
 		}
 	}
 	cache_switch(1);
@@ -795,34 +852,41 @@ static void overhead_rows(void)
 	static const char * const what[NR_OVERHEADS] = {
 		"mmap(PROT_EXEC) + munmap, build ID cached",
 		"mmap(PROT_EXEC) + munmap, first of a file (the cache fills)",
+		"the same from 2 processes at once (wall time per file)",
 		"fork + exec /bin/true + wait",
 		"unlink of a tmpfs file (inode eviction)",
 		"unlink of a tmpfs file with a cached build ID",
+		"open(O_WRONLY) + close of an ext4 file",
+		"truncate() of an ext4 file to its size",
 	};
-	char copies[PATH_MAX], tmp[PATH_MAX];
+	char copies[PATH_MAX], copies2[PATH_MAX + 8], tmp[PATH_MAX];
 	struct spread ns[NR_OVERHEADS][2];
 	const char *lib;
 	unsigned int k;
 
 	lib = scratch_copy(test_file("libbuildid_sha1.so"), "mapped.so");
 	snprintf(copies, sizeof(copies), "%s/copies", scratch_dir());
+	snprintf(copies2, sizeof(copies2), "%s/copies2", scratch_dir());
 	snprintf(tmp, sizeof(tmp), "%s/tmpfs", scratch_dir());
-	if ((mkdir(copies, 0755) && errno != EEXIST) || (mkdir(tmp, 0755) && errno != EEXIST) ||
-	    mount("tmpfs", tmp, "tmpfs", 0, NULL))
+	if ((mkdir(copies, 0755) && errno != EEXIST) || (mkdir(copies2, 0755) && errno != EEXIST) ||
+	    (mkdir(tmp, 0755) && errno != EEXIST) || mount("tmpfs", tmp, "tmpfs", 0, NULL))
 		die("scratch directories");
 	make_files(copies, lib, FIRST_MMAPS, false);
-	measure_overheads(lib, copies, tmp, ns);
+	make_files(copies2, lib, FIRST_MMAPS, false);
+	measure_overheads(lib, copies, copies2, tmp, ns);
 	if (umount2(tmp, 0))
 		die(tmp);
 
-	printf("\n### The cache's hooks: mmap, exec and inode eviction\n\n");
+	printf("\n### The cache's hooks: mmap, exec, inode eviction and write access\n\n");
 	printf("Time per operation with the cache off and on, the minimum and the median of\n"
 	       "%d rounds, alternating (turning the cache off empties it; under TCG, timings\n"
 	       "of operations this long vary from run to run by more than the smaller\n"
 	       "differences here).  mmap(PROT_EXEC) looks the file up and parses it on a\n"
 	       "miss; an inode's eviction looks it up and drops its entry.  The library is\n"
 	       "the 16 KiB one on ext4, in the page cache; exec runs /bin/true from vng's\n"
-	       "/usr.  The ratios are on / off of the minimum and of the median.\n\n",
+	       "/usr.  Write access (open for write, truncate) counts a grant only while a\n"
+	       "fill runs, and looks the inode up.  The ratios are on / off of the minimum\n"
+	       "and of the median.\n\n",
 	       OVERHEAD_ROUNDS);
 	printf("| operation | off min ns | off median ns | on min ns | on median ns | on / off, min | on / off, median |\n"
 	       "|---|---:|---:|---:|---:|---:|---:|\n");
