@@ -415,14 +415,15 @@ void __buildid_cache_mmap(struct file *file)
 }
 
 #if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)
-void (*buildid_cache_fill_hook)(struct file *file);
+void (*buildid_cache_fill_hook)(struct file *file, enum buildid_cache_fill_stage stage);
 
-void buildid_cache_run_fill_hook(struct file *file)
+void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stage stage)
 {
-	void (*hook)(struct file *file) = READ_ONCE(buildid_cache_fill_hook);
+	void (*hook)(struct file *file, enum buildid_cache_fill_stage stage) =
+		READ_ONCE(buildid_cache_fill_hook);
 
 	if (hook)
-		hook(file);
+		hook(file, stage);
 }
 #endif
 

@@ -20,11 +20,13 @@
 #include <linux/elf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fs_context.h>
 #include <linux/iversion.h>
 #include <linux/kthread.h>
 #include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
+#include <linux/namei.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -379,17 +381,18 @@ static void buildid_cache_writably_mapped(struct kunit *test)
 	expect_cached(test, f, 8);
 }
 
-/* What the fill hook does to the file between a fill's parse and its insert. */
+/* What the fill hook does to the file at one stage of a fill. */
 static struct {
 	struct kunit *test;
 	struct file *file;
+	enum buildid_cache_fill_stage stage;
 	unsigned int calls;
 	void (*action)(struct kunit *test, struct file *file);
 } fill_race;
 
-static void buildid_cache_test_fill_hook(struct file *file)
+static void buildid_cache_test_fill_hook(struct file *file, enum buildid_cache_fill_stage stage)
 {
-	if (file != fill_race.file || fill_race.calls++)
+	if (file != fill_race.file || stage != fill_race.stage || fill_race.calls++)
 		return;
 	fill_race.action(fill_race.test, file);
 }
@@ -399,26 +402,43 @@ static void clear_fill_hook(void *unused)
 	WRITE_ONCE(buildid_cache_fill_hook, NULL);
 }
 
-/* Runs @action in the first fill of @f, between its parse and its insert, until the test ends. */
-static void set_fill_hook(struct kunit *test, struct file *f,
-			  void (*action)(struct kunit *test, struct file *file))
+/* Runs @action at @stage of the first fill of @f that gets there, until the test ends. */
+static void set_fill_hook_at(struct kunit *test, struct file *f,
+			     enum buildid_cache_fill_stage stage,
+			     void (*action)(struct kunit *test, struct file *file))
 {
 	fill_race.test = test;
 	fill_race.file = f;
+	fill_race.stage = stage;
 	fill_race.calls = 0;
 	fill_race.action = action;
 	WRITE_ONCE(buildid_cache_fill_hook, buildid_cache_test_fill_hook);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, clear_fill_hook, NULL), 0);
 }
 
+/* Runs @action in the first fill of @f, between its parse and its insert. */
+static void set_fill_hook(struct kunit *test, struct file *f,
+			  void (*action)(struct kunit *test, struct file *file))
+{
+	set_fill_hook_at(test, f, BUILDID_CACHE_FILL_INSERTING, action);
+}
+
+/* Fills @f once with @action run at @stage of the fill. */
+static void fill_racing_at(struct kunit *test, struct file *f,
+			   enum buildid_cache_fill_stage stage,
+			   void (*action)(struct kunit *test, struct file *file))
+{
+	set_fill_hook_at(test, f, stage, action);
+	buildid_cache_fill_file(f, false);
+	clear_fill_hook(NULL);
+	KUNIT_EXPECT_EQ_MSG(test, fill_race.calls, 1U, "the fill did not reach the hook");
+}
+
 /* Fills @f once with @action run between the fill's parse and its insert. */
 static void fill_racing(struct kunit *test, struct file *f,
 			void (*action)(struct kunit *test, struct file *file))
 {
-	set_fill_hook(test, f, action);
-	buildid_cache_fill_file(f, false);
-	clear_fill_hook(NULL);
-	KUNIT_EXPECT_EQ_MSG(test, fill_race.calls, 1U, "the fill did not reach its insert");
+	fill_racing_at(test, f, BUILDID_CACHE_FILL_INSERTING, action);
 }
 
 static void toggle_cache(struct kunit *test, struct file *file)
@@ -458,6 +478,138 @@ static void buildid_cache_write_access_during_fill(struct kunit *test)
 
 	fill_racing(test, f, open_for_write);
 	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+}
+
+/*
+ * Overlayfs takes its layers as path names in the caller's mount namespace
+ * (it clones their mounts privately), so at boot they live on rootfs, in a
+ * directory of the suite's own that the real root file system hides later.
+ */
+#define OVL_DIR "/buildid_cache_kunit"
+
+static void make_dir(struct kunit *test, const char *name)
+{
+	struct path parent;
+	struct dentry *dentry = kern_path_create(AT_FDCWD, name, &parent, LOOKUP_DIRECTORY);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dentry);
+	KUNIT_EXPECT_EQ(test, vfs_mkdir(mnt_idmap(parent.mnt), d_inode(parent.dentry), dentry,
+					0700), 0);
+	done_path_create(&parent, dentry);
+}
+
+static void write_image(struct kunit *test, struct file *file, u32 seed)
+{
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_EQ(test, kernel_write(file, make_image(test, seed), IMAGE_SIZE, &pos),
+			(ssize_t)IMAGE_SIZE);
+}
+
+static void mntput_action(void *mnt)
+{
+	mntput(mnt);
+}
+
+static const char *const overlay_layers[][2] = {
+	{ "lowerdir", OVL_DIR "/lower" },
+	{ "upperdir", OVL_DIR "/upper" },
+	{ "workdir", OVL_DIR "/work" },
+};
+
+/* An overlay whose lower layer holds "f", the ELF file of build ID @seed. */
+static struct vfsmount *overlay_mount(struct kunit *test, u32 seed)
+{
+	struct file_system_type *overlay = get_fs_type("overlay");
+	struct fs_context *fc;
+	struct vfsmount *mnt;
+	struct file *f;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, overlay, "CONFIG_OVERLAY_FS is needed");
+	make_dir(test, OVL_DIR);
+	for (i = 0; i < ARRAY_SIZE(overlay_layers); i++)
+		make_dir(test, overlay_layers[i][1]);
+	f = filp_open(OVL_DIR "/lower/f", O_CREAT | O_EXCL | O_WRONLY, 0755);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, f);
+	write_image(test, f, seed);
+	fput(f);
+	flush_delayed_fput();
+
+	fc = fs_context_for_mount(overlay, 0);
+	put_filesystem(overlay);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fc);
+	for (i = 0; i < ARRAY_SIZE(overlay_layers); i++) {
+		const char *dir = overlay_layers[i][1];
+
+		KUNIT_EXPECT_EQ(test, vfs_parse_fs_string(fc, overlay_layers[i][0], dir,
+							  strlen(dir)), 0);
+	}
+	mnt = fc_mount(fc);
+	put_fs_context(fc);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mnt);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mntput_action, mnt), 0);
+	return mnt;
+}
+
+static struct vfsmount *copy_up_mnt;
+
+/* Copies "f" up to the upper layer and gives it another build ID. */
+static void copy_up_and_rewrite(struct kunit *test, struct file *file)
+{
+	struct file *w = file_open_root_mnt(copy_up_mnt, "f", O_WRONLY | O_TRUNC, 0);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w);
+	write_image(test, w, 41);
+	fput(w);
+	flush_delayed_fput();
+}
+
+/*
+ * A file opened on overlayfs is copied up after the fill took the inode
+ * below as its key and before it read anything: the parse then reads the
+ * upper file (overlayfs reads follow a copy-up), whose build ID must not
+ * become that of the lower inode.
+ */
+static void buildid_cache_overlay_copy_up_during_fill(struct kunit *test)
+{
+	struct inode *lower_inode, *upper_inode;
+	struct file *f, *lower;
+	int i;
+
+	copy_up_mnt = overlay_mount(test, 40);
+	f = file_open_root_mnt(copy_up_mnt, "f", O_RDONLY, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, f);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, buildid_kunit_fput, f), 0);
+	lower = filp_open(OVL_DIR "/lower/f", O_RDONLY, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, lower);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, buildid_kunit_fput, lower), 0);
+	lower_inode = file_inode(lower);
+	KUNIT_ASSERT_PTR_EQ(test, d_real_inode(f->f_path.dentry), lower_inode);
+
+	fill_racing_at(test, f, BUILDID_CACHE_FILL_PARSING, copy_up_and_rewrite);
+	KUNIT_ASSERT_PTR_NE_MSG(test, d_real_inode(f->f_path.dentry), lower_inode,
+				"the file was not copied up");
+	KUNIT_EXPECT_FALSE_MSG(test, buildid_cache_has_inode(lower_inode),
+			       "the lower inode got an entry from a parse of the upper file");
+	KUNIT_EXPECT_EQ(test, lookup(lower), -ENOENT);
+
+	/* The lower file still has its own ID, and the upper file gets its own. */
+	fill_cache(test, lower);
+	expect_cached(test, lower, 40);
+	upper_inode = d_real_inode(f->f_path.dentry);
+	for (i = 0; i < 100 && !buildid_cache_has_inode(upper_inode); i++) {
+		/*
+		 * The writable upper file that overlayfs opened for the copy-up
+		 * is released by a delayed fput, which the release of the file
+		 * opened on the overlay queues from the flush in the hook.
+		 */
+		if (i)
+			msleep(20);
+		flush_delayed_fput();
+		buildid_cache_fill_file(f, false);
+	}
+	KUNIT_EXPECT_TRUE(test, buildid_cache_has_inode(upper_inode));
 }
 
 /*
@@ -780,6 +932,7 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_writably_mapped),
 	KUNIT_CASE(buildid_cache_toggle_during_fill),
 	KUNIT_CASE(buildid_cache_write_access_during_fill),
+	KUNIT_CASE(buildid_cache_overlay_copy_up_during_fill),
 	KUNIT_CASE(buildid_cache_negatives_capped),
 	KUNIT_CASE(buildid_cache_hooks_follow_switch),
 	KUNIT_CASE(buildid_cache_stuck_fill_stalls_nothing),

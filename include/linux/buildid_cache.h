@@ -51,11 +51,18 @@ int buildid_cache_drain(void);
 void buildid_cache_umount(struct vfsmount *mnt);
 void __buildid_cache_mmap(struct file *file);
 
+/* Where a fill calls the KUnit suite's hook. */
+enum buildid_cache_fill_stage {
+	/* The fill has taken its key and its snapshot; nothing is read yet. */
+	BUILDID_CACHE_FILL_PARSING,
+	/* The parse is done; nothing is inserted yet. */
+	BUILDID_CACHE_FILL_INSERTING,
+};
+
 #if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)
-/* For the KUnit suite: called by each fill between its parse and its insert. */
-extern void (*buildid_cache_fill_hook)(struct file *file);
+extern void (*buildid_cache_fill_hook)(struct file *file, enum buildid_cache_fill_stage stage);
 #endif
-void buildid_cache_run_fill_hook(struct file *file);
+void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stage stage);
 
 /* lib/buildid_rust.rs */
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);

@@ -577,7 +577,7 @@ impl<'a> Fill<'a> {
         if !may_cache(inode) {
             return None;
         }
-        Some(Fill {
+        let fill = Fill {
             file,
             inode,
             key,
@@ -588,7 +588,12 @@ impl<'a> Fill<'a> {
             ctime: inode.ctime(),
             size: inode.size(),
             _counted: counted,
-        })
+        };
+        run_fill_hook(
+            file,
+            bindings::buildid_cache_fill_stage_BUILDID_CACHE_FILL_PARSING,
+        );
+        Some(fill)
     }
 
     /// Whether the inode is as it was when the fill began, and still holds the file's data.
@@ -609,12 +614,10 @@ impl<'a> Fill<'a> {
     /// Caches what the parse found, `result`, unless it says nothing lasting about the file
     /// (a read of the parse failed: `read_failed`) or the file changed meanwhile.
     fn finish(self, result: &Result<BuildId>, read_failed: bool, deferred: bool) {
-        // SAFETY: `file` is valid for the call; the hook is the KUnit suite's and may sleep, as
-        // fills may.
-        #[cfg(CONFIG_BUILDID_CACHE_KUNIT_TEST)]
-        unsafe {
-            bindings::buildid_cache_run_fill_hook(self.file.as_ptr())
-        };
+        run_fill_hook(
+            self.file,
+            bindings::buildid_cache_fill_stage_BUILDID_CACHE_FILL_INSERTING,
+        );
         let id = match result {
             Ok(id) => Some(*id),
             // C reports a failed read inside the note walk as "no build ID".
@@ -641,6 +644,19 @@ impl<'a> Fill<'a> {
             }
         }
     }
+}
+
+/// Lets the KUnit suite change the file at `stage` of a fill; nothing in other kernels.
+#[inline]
+fn run_fill_hook(file: &LocalFile, stage: bindings::buildid_cache_fill_stage) {
+    // SAFETY: `file` is valid for the call; the hook is the KUnit suite's and may sleep, as
+    // fills may.
+    #[cfg(CONFIG_BUILDID_CACHE_KUNIT_TEST)]
+    unsafe {
+        bindings::buildid_cache_run_fill_hook(file.as_ptr(), stage)
+    };
+    #[cfg(not(CONFIG_BUILDID_CACHE_KUNIT_TEST))]
+    let _ = (file, stage);
 }
 
 /// A reader that remembers whether one of its reads failed.
