@@ -100,6 +100,9 @@ struct Entry {
     id: Option<BuildId>,
     /// The change attribute, where the file system keeps one.
     iversion: Option<u64>,
+    /// The inode is on an internal mount, and may be served only while writable mappings of
+    /// it are denied ([`may_cache`]).
+    internal: bool,
     size: i64,
     ctime: Timestamp,
     /// Set by hits, cleared by the CLOCK hand.
@@ -108,9 +111,21 @@ struct Entry {
 
 impl Entry {
     /// Whether the entry still describes `inode`'s content. Usable in any context.
+    ///
+    /// [`may_cache`] without its superblock flags, which the fill recorded (`internal`, and
+    /// whether `iversion` is kept): every hit saves their loads. The flags are set at mount
+    /// time, and an entry compares the change attribute it recorded even if a remount stopped
+    /// the file system keeping it; size and change time are compared in any case.
+    #[inline]
     fn describes(&self, inode: &Inode) -> bool {
-        may_cache(inode)
-            && change_attribute(inode) == self.iversion
+        let writable_mappings = inode.mapping().mmap_writable();
+        inode.write_count() <= 0
+            && writable_mappings <= 0
+            && (!self.internal || writable_mappings < 0)
+            && match self.iversion {
+                Some(iversion) => inode.peek_iversion() == iversion,
+                None => true,
+            }
             && inode.size() == self.size
             && inode.ctime() == self.ctime
     }
@@ -634,6 +649,7 @@ impl<'a> Fill<'a> {
             key: self.key,
             id,
             iversion: self.iversion,
+            internal: self.inode.on_internal_mount(),
             size: self.size,
             ctime: self.ctime,
             referenced: AtomicBool::new(false),
