@@ -3,6 +3,7 @@
 
 import os
 import shlex
+import subprocess
 import time
 
 from .common import CACHE, HARNESS, REPO, HarnessError, info
@@ -14,6 +15,23 @@ from .vm import boot
 BENCH_LARGE_ELF = "/usr/bin/qemu-system-x86_64"
 BENCH_DOC = os.path.join(REPO, "BENCHMARKS.md")
 BENCH_PLOT = os.path.join(REPO, "BENCHMARKS.svg")
+
+
+def measured_commit(repo=REPO):
+    """The commit whose code the benchmark kernel is built from, as BENCHMARKS.md names it.
+
+    A work tree with uncommitted changes to tracked files is measured too,
+    but then the name says so: the numbers belong to no commit.
+    """
+    def git(*args):
+        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head} with uncommitted changes" if dirty else head
 
 
 def machine_description():
@@ -28,6 +46,7 @@ def machine_description():
 
 def run_bench():
     """Build the benchmark kernel, run buildid_bench in it, write BENCHMARKS.md."""
+    commit = measured_commit()
     fragment = merge_fragments(FRAGMENT, BENCH_FRAGMENT,
                                os.path.join(CACHE, "build", "bench.config"))
     kernel = build_kernel(Kernel(fragment=fragment, flavor="bench"))
@@ -51,7 +70,7 @@ def run_bench():
         f.write(ratio_svg(groups, "make bench: ratios, above 1 when the second-named is faster"))
     with open(BENCH_DOC, "w") as f:
         f.write(BENCH_HEADER.format(
-            date=time.strftime("%Y-%m-%d"), machine=machine_description(),
+            date=time.strftime("%Y-%m-%d"), commit=commit, machine=machine_description(),
             kernel=kernel.kernel_version(), large=BENCH_LARGE_ELF,
             plot=os.path.basename(BENCH_PLOT)) + tables)
     print(tables)
@@ -61,9 +80,10 @@ def run_bench():
 
 BENCH_HEADER = """# Benchmarks
 
-Written by `make bench` on {date}; every ratio comes from one run, with both
-sides measured alternately in the same boot, and every row gives the minimum
-and the median of its runs, with their number.
+Written by `make bench` on {date}, measuring commit {commit}; every
+ratio comes from one run, with both sides measured alternately in the same
+boot, and every row gives the minimum and the median of its runs, with their
+number.
 
 ![The ratios of the tables below, on a log scale](<{plot}>)
 

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0
+"""BENCHMARKS.md names the commit it measured, and says when it measured none."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+from kharness.bench import measured_commit
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+class MeasuredCommitTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.repo = self.tmp.name
+        git(self.repo, "init", "-q")
+        with open(os.path.join(self.repo, "f"), "w") as f:
+            f.write("a\n")
+        git(self.repo, "add", "f")
+        git(self.repo, "-c", "user.name=t", "-c", "user.email=t@example.org",
+            "commit", "-q", "-m", "f")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_clean_tree_names_head(self):
+        self.assertEqual(measured_commit(self.repo),
+                         git(self.repo, "rev-parse", "--short=12", "HEAD"))
+
+    def test_changed_tree_says_so(self):
+        with open(os.path.join(self.repo, "f"), "w") as f:
+            f.write("b\n")
+        self.assertTrue(measured_commit(self.repo).endswith(" with uncommitted changes"))
+
+    def test_untracked_files_do_not_count(self):
+        with open(os.path.join(self.repo, "new"), "w") as f:
+            f.write("c\n")
+        self.assertNotIn("uncommitted", measured_commit(self.repo))
+
+    def test_no_checkout(self):
+        with tempfile.TemporaryDirectory() as empty:
+            self.assertEqual(measured_commit(empty), "unknown (not a git checkout)")
+
+
+if __name__ == "__main__":
+    unittest.main()
