@@ -39,6 +39,7 @@
 #include <linux/init.h>
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
+#include <linux/memfd.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
@@ -89,6 +90,25 @@ ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t po
 	kiocb.ki_pos = pos;
 	iov_iter_kvec(&iter, ITER_DEST, &iov, 1, count);
 	return file->f_op->read_iter(&kiocb, &iter);
+}
+
+/**
+ * buildid_cache_sealed_against_writes() - Whether a memfd can never be written again.
+ * @file: a file
+ *
+ * F_SEAL_WRITE is never removed, and once it is set, writable mappings of
+ * the memfd are denied for good.  While memfd_add_seals() waits for pinned
+ * folios, they are denied but not yet for good: if the wait fails, they are
+ * allowed again and the seal is not set.
+ *
+ * Return: true if @file is a memfd (or another shmem file) sealed with
+ * F_SEAL_WRITE.
+ */
+bool buildid_cache_sealed_against_writes(struct file *file)
+{
+	long seals = memfd_fcntl(file, F_GET_SEALS, 0);
+
+	return seals >= 0 && (seals & F_SEAL_WRITE);
 }
 
 static DEFINE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);

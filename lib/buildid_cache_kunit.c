@@ -23,6 +23,7 @@
 #include <linux/fs_context.h>
 #include <linux/iversion.h>
 #include <linux/kthread.h>
+#include <linux/memfd.h>
 #include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
@@ -354,11 +355,26 @@ static void buildid_cache_pseudo_files(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, build_id_parse_file(f, id, NULL), 0);
 	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
 
+	/*
+	 * Writable mappings denied, but not for good: memfd_add_seals() denies
+	 * them before it waits for pinned folios, and allows them again if the
+	 * wait fails, without the seal.
+	 */
 	KUNIT_ASSERT_EQ(test, mapping_deny_writable(mapping), 0);
+	buildid_cache_fill_file(f, false);
+	KUNIT_EXPECT_FALSE_MSG(test, buildid_cache_has_inode(file_inode(f)),
+			       "filled while F_SEAL_WRITE was still being added");
+	mapping_allow_writable(mapping);
+
+	/* Sealed, as memfd_create(MFD_ALLOW_SEALING) and F_ADD_SEALS do it. */
+	SHMEM_I(file_inode(f))->seals &= ~F_SEAL_SEAL;
+	KUNIT_ASSERT_EQ(test, memfd_fcntl(f, F_ADD_SEALS, F_SEAL_WRITE), 0);
 	fill_cache(test, f);
 	expect_cached(test, f, 7);
+	/* Served only while writable mappings are denied. */
 	mapping_allow_writable(mapping);
 	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
+	KUNIT_EXPECT_EQ(test, mapping_deny_writable(mapping), 0);
 }
 
 /*
@@ -420,7 +436,7 @@ static void set_fill_hook_at(struct kunit *test, struct file *f,
 static void set_fill_hook(struct kunit *test, struct file *f,
 			  void (*action)(struct kunit *test, struct file *file))
 {
-	set_fill_hook_at(test, f, BUILDID_CACHE_FILL_INSERTING, action);
+	set_fill_hook_at(test, f, BUILDID_CACHE_STAGE_INSERT, action);
 }
 
 /* Fills @f once with @action run at @stage of the fill. */
@@ -438,7 +454,7 @@ static void fill_racing_at(struct kunit *test, struct file *f,
 static void fill_racing(struct kunit *test, struct file *f,
 			void (*action)(struct kunit *test, struct file *file))
 {
-	fill_racing_at(test, f, BUILDID_CACHE_FILL_INSERTING, action);
+	fill_racing_at(test, f, BUILDID_CACHE_STAGE_INSERT, action);
 }
 
 static void toggle_cache(struct kunit *test, struct file *file)
@@ -483,7 +499,7 @@ static void buildid_cache_write_access_during_fill(struct kunit *test)
 /*
  * Overlayfs takes its layers as path names in the caller's mount namespace
  * (it clones their mounts privately), so at boot they live on rootfs, in a
- * directory of the suite's own that the real root file system hides later.
+ * directory of the suite's own, removed at the end of the test.
  */
 #define OVL_DIR "/buildid_cache_kunit"
 
@@ -517,6 +533,35 @@ static const char *const overlay_layers[][2] = {
 	{ "workdir", OVL_DIR "/work" },
 };
 
+/* What the test and overlayfs make in OVL_DIR, children first. */
+static const char *const overlay_tree[] = {
+	OVL_DIR "/lower/f", OVL_DIR "/upper/f", OVL_DIR "/work/work", OVL_DIR "/lower",
+	OVL_DIR "/upper", OVL_DIR "/work", OVL_DIR,
+};
+
+/* Removes what is left of the tree, as devtmpfs removes its nodes. */
+static void remove_overlay_tree(void *unused)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(overlay_tree); i++) {
+		struct path parent;
+		struct dentry *dentry = kern_path_locked(overlay_tree[i], &parent);
+		struct inode *dir;
+
+		if (IS_ERR(dentry))
+			continue;
+		dir = d_inode(parent.dentry);
+		if (d_is_dir(dentry))
+			vfs_rmdir(mnt_idmap(parent.mnt), dir, dentry);
+		else if (d_really_is_positive(dentry))
+			vfs_unlink(mnt_idmap(parent.mnt), dir, dentry, NULL);
+		dput(dentry);
+		inode_unlock(dir);
+		path_put(&parent);
+	}
+}
+
 /* An overlay whose lower layer holds "f", the ELF file of build ID @seed. */
 static struct vfsmount *overlay_mount(struct kunit *test, u32 seed)
 {
@@ -527,6 +572,11 @@ static struct vfsmount *overlay_mount(struct kunit *test, u32 seed)
 	unsigned int i;
 
 	KUNIT_ASSERT_NOT_NULL_MSG(test, overlay, "CONFIG_OVERLAY_FS is needed");
+	if (system_state >= SYSTEM_RUNNING) {
+		put_filesystem(overlay);
+		kunit_skip(test, "runs only at boot, on rootfs");
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, remove_overlay_tree, NULL), 0);
 	make_dir(test, OVL_DIR);
 	for (i = 0; i < ARRAY_SIZE(overlay_layers); i++)
 		make_dir(test, overlay_layers[i][1]);
@@ -554,13 +604,22 @@ static struct vfsmount *overlay_mount(struct kunit *test, u32 seed)
 
 static struct vfsmount *copy_up_mnt;
 
-/* Copies "f" up to the upper layer and gives it another build ID. */
+/*
+ * Copies "f" up to the upper layer and gives it another build ID.  Runs
+ * inside the fill, so it fails with EXPECT and returns: an ASSERT would end
+ * the test's thread in the middle of the fill.
+ */
 static void copy_up_and_rewrite(struct kunit *test, struct file *file)
 {
 	struct file *w = file_open_root_mnt(copy_up_mnt, "f", O_WRONLY | O_TRUNC, 0);
+	loff_t pos = 0;
 
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w);
-	write_image(test, w, 41);
+	if (IS_ERR(w)) {
+		KUNIT_FAIL(test, "opening the file for write on the overlay: %ld", PTR_ERR(w));
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, kernel_write(w, make_image(test, 41), IMAGE_SIZE, &pos),
+			(ssize_t)IMAGE_SIZE);
 	fput(w);
 	flush_delayed_fput();
 }
@@ -587,7 +646,7 @@ static void buildid_cache_overlay_copy_up_during_fill(struct kunit *test)
 	lower_inode = file_inode(lower);
 	KUNIT_ASSERT_PTR_EQ(test, d_real_inode(f->f_path.dentry), lower_inode);
 
-	fill_racing_at(test, f, BUILDID_CACHE_FILL_PARSING, copy_up_and_rewrite);
+	fill_racing_at(test, f, BUILDID_CACHE_STAGE_PARSE, copy_up_and_rewrite);
 	KUNIT_ASSERT_PTR_NE_MSG(test, d_real_inode(f->f_path.dentry), lower_inode,
 				"the file was not copied up");
 	KUNIT_EXPECT_FALSE_MSG(test, buildid_cache_has_inode(lower_inode),
@@ -600,9 +659,9 @@ static void buildid_cache_overlay_copy_up_during_fill(struct kunit *test)
 	upper_inode = d_real_inode(f->f_path.dentry);
 	for (i = 0; i < 100 && !buildid_cache_has_inode(upper_inode); i++) {
 		/*
-		 * The writable upper file that overlayfs opened for the copy-up
-		 * is released by a delayed fput, which the release of the file
-		 * opened on the overlay queues from the flush in the hook.
+		 * The upper file that overlayfs opened for writing behind the
+		 * hook's file holds write access until a delayed fput, which
+		 * the hook's own fput queues only while it is being flushed.
 		 */
 		if (i)
 			msleep(20);

@@ -48,15 +48,16 @@ int buildid_cache_set_enabled(bool on);
 int buildid_cache_set_max_entries(unsigned int max_entries);
 bool buildid_cache_is_enabled(void);
 int buildid_cache_drain(void);
+bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt);
 void __buildid_cache_mmap(struct file *file);
 
 /* Where a fill calls the KUnit suite's hook. */
 enum buildid_cache_fill_stage {
 	/* The fill has taken its key and its snapshot; nothing is read yet. */
-	BUILDID_CACHE_FILL_PARSING,
+	BUILDID_CACHE_STAGE_PARSE,
 	/* The parse is done; nothing is inserted yet. */
-	BUILDID_CACHE_FILL_INSERTING,
+	BUILDID_CACHE_STAGE_INSERT,
 };
 
 #if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)

@@ -100,14 +100,17 @@ struct Entry {
     id: Option<BuildId>,
     /// The change attribute, where the file system keeps one.
     iversion: Option<u64>,
+    size: i64,
+    ctime: Timestamp,
     /// The inode is on an internal mount, and may be served only while writable mappings of
     /// it are denied ([`may_cache`]).
     internal: bool,
-    size: i64,
-    ctime: Timestamp,
     /// Set by hits, cleared by the CLOCK hand.
     referenced: AtomicBool,
 }
+
+// Entries come from `kmalloc-128`; `Documentation/core-api/buildid.rst` counts on it.
+const _: () = assert!(core::mem::size_of::<Entry>() <= 128);
 
 impl Entry {
     /// Whether the entry still describes `inode`'s content. Usable in any context.
@@ -141,8 +144,10 @@ impl Entry {
 /// Whether every change to `inode`'s content goes through something the cache sees, at this
 /// instant: nobody holds write access, no shared mapping may write to its pages, and for a file
 /// of an internal mount (memfd, SysV shared memory, hugetlbfs' own files: opened for write without
-/// write access) writable mappings are denied for good (`F_SEAL_WRITE`) and the file system
-/// keeps a change attribute, which catches the truncations that sealing allows.
+/// write access) writable mappings are denied and the file system keeps a change attribute, which
+/// catches the truncations that sealing allows. A fill also wants the denial to be for good: the
+/// memfd carries `F_SEAL_WRITE` ([`sealed_against_writes`]); while the seal is being added,
+/// writable mappings are denied but may be allowed again.
 ///
 /// Usable in any context, NMI included.
 fn may_cache(inode: &Inode) -> bool {
@@ -151,6 +156,13 @@ fn may_cache(inode: &Inode) -> bool {
         return false;
     }
     !inode.on_internal_mount() || (writable_mappings < 0 && inode.has_iversion())
+}
+
+/// Whether `file` is a memfd sealed with `F_SEAL_WRITE`. Seals are never removed, so its writable
+/// mappings are denied for good. Process context.
+fn sealed_against_writes(file: &LocalFile) -> bool {
+    // SAFETY: `file` is valid for the call; the callee only reads the file's seals.
+    unsafe { bindings::buildid_cache_sealed_against_writes(file.as_ptr()) }
 }
 
 /// The change attribute of `inode`, without marking it queried, where its file system keeps
@@ -558,6 +570,7 @@ struct Fill<'a> {
     iversion: Option<u64>,
     size: i64,
     ctime: Timestamp,
+    internal: bool,
     _counted: FillCounted,
 }
 
@@ -589,7 +602,8 @@ impl<'a> Fill<'a> {
         let counted = FillCounted::new();
         let epoch = EPOCH.load(Ordering::SeqCst);
         let grants = write_grants(key).load(Ordering::SeqCst);
-        if !may_cache(inode) {
+        let internal = inode.on_internal_mount();
+        if !may_cache(inode) || (internal && !sealed_against_writes(file)) {
             return None;
         }
         let fill = Fill {
@@ -602,11 +616,12 @@ impl<'a> Fill<'a> {
             iversion: inode.has_iversion().then(|| inode.query_iversion()),
             ctime: inode.ctime(),
             size: inode.size(),
+            internal,
             _counted: counted,
         };
         run_fill_hook(
             file,
-            bindings::buildid_cache_fill_stage_BUILDID_CACHE_FILL_PARSING,
+            bindings::buildid_cache_fill_stage_BUILDID_CACHE_STAGE_PARSE,
         );
         Some(fill)
     }
@@ -631,7 +646,7 @@ impl<'a> Fill<'a> {
     fn finish(self, result: &Result<BuildId>, read_failed: bool, deferred: bool) {
         run_fill_hook(
             self.file,
-            bindings::buildid_cache_fill_stage_BUILDID_CACHE_FILL_INSERTING,
+            bindings::buildid_cache_fill_stage_BUILDID_CACHE_STAGE_INSERT,
         );
         let id = match result {
             Ok(id) => Some(*id),
@@ -649,9 +664,9 @@ impl<'a> Fill<'a> {
             key: self.key,
             id,
             iversion: self.iversion,
-            internal: self.inode.on_internal_mount(),
             size: self.size,
             ctime: self.ctime,
+            internal: self.internal,
             referenced: AtomicBool::new(false),
         };
         if let Ok(entry) = KBox::new(entry, GFP_KERNEL) {
@@ -665,12 +680,12 @@ impl<'a> Fill<'a> {
 /// Lets the KUnit suite change the file at `stage` of a fill; nothing in other kernels.
 #[inline]
 fn run_fill_hook(file: &LocalFile, stage: bindings::buildid_cache_fill_stage) {
-    // SAFETY: `file` is valid for the call; the hook is the KUnit suite's and may sleep, as
-    // fills may.
     #[cfg(CONFIG_BUILDID_CACHE_KUNIT_TEST)]
-    unsafe {
-        bindings::buildid_cache_run_fill_hook(file.as_ptr(), stage)
-    };
+    {
+        // SAFETY: `file` is valid for the call; the hook is the KUnit suite's and may sleep, as
+        // fills may.
+        unsafe { bindings::buildid_cache_run_fill_hook(file.as_ptr(), stage) };
+    }
     #[cfg(not(CONFIG_BUILDID_CACHE_KUNIT_TEST))]
     let _ = (file, stage);
 }
