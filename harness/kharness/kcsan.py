@@ -46,11 +46,29 @@ def kcsan_reports(log):
             for r in reports]
 
 
+# KCSAN prints these at boot when it watches from the start, and when its
+# self-test (encoding, instrumentation) passed: without them, a run with no
+# report proves nothing.
+KCSAN_ENABLED = re.compile(r"\bkcsan: enabled early$", re.M)
+KCSAN_SELFTEST = re.compile(r"\bkcsan: selftest: (\d+)/(\d+) tests passed$", re.M)
+
+
+def kcsan_watched(tally, log):
+    """KCSAN was on before the suite ran, and its self-test passed."""
+    tally.check(bool(KCSAN_ENABLED.search(log)),
+                "KCSAN enabled at boot (\"kcsan: enabled early\"), before the suite")
+    selftest = KCSAN_SELFTEST.search(log)
+    tally.check(bool(selftest) and selftest.group(1) == selftest.group(2),
+                f"KCSAN self-test passed ({selftest.group(0) if selftest else 'no result'})")
+
+
 def kcsan_verdict(boot_result, logs):
-    """The KUnit suite passed; no KCSAN report of ours, no other splat."""
+    """KCSAN watched; the KUnit suite passed; no KCSAN report of ours, no other splat."""
     expected = {KCSAN_SUITE: load_expected("kunit.txt")[KCSAN_SUITE]}
     tally = kunit_verdict(boot_result, expected=expected)
-    reports = kcsan_reports(logs.get("dmesg.txt", "") or logs.get("console.log", ""))
+    log = logs.get("dmesg.txt", "") or logs.get("console.log", "")
+    kcsan_watched(tally, log)
+    reports = kcsan_reports(log)
     for title, text, ours in reports:
         if ours:
             tally.check(False, f"KCSAN report in build ID code: {title}\n{text}")

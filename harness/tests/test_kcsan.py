@@ -3,7 +3,8 @@
 
 import unittest
 
-from kharness.kcsan import kcsan_reports
+from kharness.kcsan import kcsan_reports, kcsan_watched
+from kharness.tally import Tally
 
 OURS = """\
 [   20.100000] ==================================================================
@@ -69,6 +70,34 @@ class KcsanReports(unittest.TestCase):
 
     def test_clean_log_has_none(self):
         self.assertEqual(kcsan_reports("[    1.0] buildid_cache: enabled\n"), [])
+
+
+WATCHING = """\
+[    0.548000] kcsan: enabled early
+[    0.548406] kcsan: strict mode configured
+[    0.610000] kcsan: selftest: 3/3 tests passed
+"""
+
+
+class KcsanWatched(unittest.TestCase):
+    """A run without a report counts only if KCSAN was on and working."""
+
+    def failures(self, log):
+        tally = Tally()
+        kcsan_watched(tally, log)
+        return tally.failed
+
+    def test_enabled_and_selftest_passed(self):
+        self.assertEqual(self.failures(WATCHING), 0)
+
+    def test_not_enabled_at_boot_fails(self):
+        # Recorded from a run whose config lacked CONFIG_KCSAN_EARLY_ENABLE:
+        # KCSAN stayed off while the suite ran, and reported nothing.
+        self.assertEqual(self.failures("[    0.548406] kcsan: strict mode configured\n"), 2)
+
+    def test_failed_selftest_fails(self):
+        log = WATCHING.replace("3/3 tests passed", "2/3 tests passed")
+        self.assertEqual(self.failures(log), 1)
 
 
 if __name__ == "__main__":
