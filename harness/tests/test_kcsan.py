@@ -5,6 +5,7 @@ import unittest
 
 from kharness.kcsan import kcsan_reports, kcsan_watched
 from kharness.tally import Tally
+from tests.test_verdict import quietly
 
 OURS = """\
 [   20.100000] ==================================================================
@@ -84,7 +85,7 @@ class KcsanWatched(unittest.TestCase):
 
     def failures(self, log):
         tally = Tally()
-        kcsan_watched(tally, log)
+        quietly(kcsan_watched, tally, log)
         return tally.failed
 
     def test_enabled_and_selftest_passed(self):
