@@ -672,6 +672,36 @@ static void buildid_cache_overlay_copy_up_during_fill(struct kunit *test)
 }
 
 /*
+ * Where the file system keeps no change attribute (no SB_I_VERSION: NFS,
+ * Ceph and 9p, whose i_version holds the server's attribute), a fill must
+ * not query i_version: querying sets I_VERSION_QUERIED in the raw value,
+ * which those file systems compare with the server's.  The entry relies on
+ * size and ctime there.
+ */
+static void buildid_cache_iversion_only_where_kept(struct kunit *test)
+{
+	struct file_system_type *tmpfs = get_fs_type("tmpfs");
+	struct vfsmount *mnt;
+	struct file *f;
+	s64 raw;
+
+	KUNIT_ASSERT_NOT_NULL(test, tmpfs);
+	mnt = vfs_kern_mount(tmpfs, 0, "tmpfs", NULL);
+	put_filesystem(tmpfs);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mnt));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mntput_action, mnt), 0);
+	f = shmem_file_on(test, mnt, make_image(test, 50), IMAGE_SIZE);
+	/* The suite's own superblock, made to look like a network file system's. */
+	mnt->mnt_sb->s_flags &= ~SB_I_VERSION;
+	raw = atomic64_read(&file_inode(f)->i_version);
+
+	fill_cache(test, f);
+	expect_cached(test, f, 50);
+	KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&file_inode(f)->i_version), raw,
+			    "a fill queried i_version where the file system keeps none");
+}
+
+/*
  * "No build ID" entries, which every PROT_EXEC mmap() of a non-ELF file
  * makes, cannot push out the build IDs that are in use.
  */
@@ -992,6 +1022,7 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_toggle_during_fill),
 	KUNIT_CASE(buildid_cache_write_access_during_fill),
 	KUNIT_CASE(buildid_cache_overlay_copy_up_during_fill),
+	KUNIT_CASE(buildid_cache_iversion_only_where_kept),
 	KUNIT_CASE(buildid_cache_negatives_capped),
 	KUNIT_CASE(buildid_cache_hooks_follow_switch),
 	KUNIT_CASE(buildid_cache_stuck_fill_stalls_nothing),
