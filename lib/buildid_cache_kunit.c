@@ -527,6 +527,20 @@ static void mntput_action(void *mnt)
 	mntput(mnt);
 }
 
+/* A tmpfs instance of the test's own, released when the test ends. */
+static struct vfsmount *private_tmpfs(struct kunit *test)
+{
+	struct file_system_type *tmpfs = get_fs_type("tmpfs");
+	struct vfsmount *mnt;
+
+	KUNIT_ASSERT_NOT_NULL(test, tmpfs);
+	mnt = vfs_kern_mount(tmpfs, 0, "tmpfs", NULL);
+	put_filesystem(tmpfs);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mnt));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mntput_action, mnt), 0);
+	return mnt;
+}
+
 static const char *const overlay_layers[][2] = {
 	{ "lowerdir", OVL_DIR "/lower" },
 	{ "upperdir", OVL_DIR "/upper" },
@@ -680,16 +694,10 @@ static void buildid_cache_overlay_copy_up_during_fill(struct kunit *test)
  */
 static void buildid_cache_iversion_only_where_kept(struct kunit *test)
 {
-	struct file_system_type *tmpfs = get_fs_type("tmpfs");
-	struct vfsmount *mnt;
+	struct vfsmount *mnt = private_tmpfs(test);
 	struct file *f;
 	s64 raw;
 
-	KUNIT_ASSERT_NOT_NULL(test, tmpfs);
-	mnt = vfs_kern_mount(tmpfs, 0, "tmpfs", NULL);
-	put_filesystem(tmpfs);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(mnt));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mntput_action, mnt), 0);
 	f = shmem_file_on(test, mnt, make_image(test, 50), IMAGE_SIZE);
 	/* The suite's own superblock, made to look like a network file system's. */
 	mnt->mnt_sb->s_flags &= ~SB_I_VERSION;
@@ -786,18 +794,11 @@ static void block_deferred_fill(struct kunit *test, struct file *a)
 
 static void buildid_cache_stuck_fill_stalls_nothing(struct kunit *test)
 {
-	struct file *a = elf_file(test, 12), *b;
-	struct file_system_type *tmpfs = get_fs_type("tmpfs");
+	struct file *a = elf_file(test, 12);
+	struct file *b = shmem_file_on(test, private_tmpfs(test), make_image(test, 13),
+				       IMAGE_SIZE);
 	struct task_struct *thread;
-	struct vfsmount *other;
 	int i;
-
-	KUNIT_ASSERT_NOT_NULL(test, tmpfs);
-	other = vfs_kern_mount(tmpfs, 0, "tmpfs", NULL);
-	put_filesystem(tmpfs);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(other));
-	b = shmem_file_on(test, other, make_image(test, 13), IMAGE_SIZE);
-	mntput(other);
 
 	block_deferred_fill(test, a);
 	KUNIT_ASSERT_TRUE(test, buildid_cache_defer_fill(b));
