@@ -153,20 +153,24 @@ fn page_cache_holds_data(file: &LocalFile) -> bool {
 /// ```
 pub fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
     #[cfg(CONFIG_BUILDID_CACHE)]
-    if file.is_regular() && cache::is_on() {
+    if file.is_regular() {
         if let Some(cached) = cache::lookup(file, mode) {
             return cached;
         }
-        return match mode {
-            // Nofault parses run in NMI or under mmap_lock: the worker fills the cache, also
-            // after a parse that succeeded, since the page cache may lose the note later.
-            Mode::Nofault => {
-                let result = parse_file_uncached(file, mode);
-                cache::defer_fill(file);
-                result
-            }
-            Mode::Sleepable => cache::parse_and_fill(file, false),
-        };
+        // A miss, unless the cache is off.
+        if cache::is_on() {
+            return match mode {
+                // Nofault parses run in NMI or under mmap_lock: the worker fills the cache,
+                // also after a parse that succeeded, since the page cache may lose the note
+                // later.
+                Mode::Nofault => {
+                    let result = parse_file_uncached(file, mode);
+                    cache::defer_fill(file);
+                    result
+                }
+                Mode::Sleepable => cache::parse_and_fill(file, false),
+            };
+        }
     }
     parse_file_uncached(file, mode)
 }

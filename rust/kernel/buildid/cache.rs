@@ -121,16 +121,19 @@ impl Entry {
     /// the file system keeping it; size and change time are compared in any case.
     #[inline]
     fn describes(&self, inode: &Inode) -> bool {
+        // Everything is loaded before anything is compared: every hit passes every check, and
+        // comparisons of loaded values compile without a branch each.
+        let write_count = inode.write_count();
         let writable_mappings = inode.mapping().mmap_writable();
-        inode.write_count() <= 0
+        let iversion = inode.peek_iversion();
+        let size = inode.size();
+        let ctime = inode.ctime();
+        write_count <= 0
             && writable_mappings <= 0
             && (!self.internal || writable_mappings < 0)
-            && match self.iversion {
-                Some(iversion) => inode.peek_iversion() == iversion,
-                None => true,
-            }
-            && inode.size() == self.size
-            && inode.ctime() == self.ctime
+            && self.iversion.map_or(true, |recorded| recorded == iversion)
+            && size == self.size
+            && ctime == self.ctime
     }
 
     /// Marks the entry recently used, without writing its cache line if it already is.
@@ -355,34 +358,38 @@ fn hooks_on() -> bool {
     unsafe { bindings::buildid_cache_hooks_enabled() }
 }
 
-/// Runs `f` on the entry for `key` of the published table, under the RCU read lock.
+/// Runs `f` on the published table under the RCU read lock; `None` while the cache is off.
 #[inline]
-fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
+fn with_table<R>(f: impl FnOnce(&Table) -> R) -> Option<R> {
     let _guard = rcu::read_lock();
     // SAFETY: A published table is freed only after a grace period following its replacement,
     // and the RCU read lock is held.
     let table = unsafe { TABLE.load(Ordering::Acquire).as_ref() }?;
-    table.find(key).map(|(_, entry)| f(entry))
+    Some(f(table))
 }
 
-/// Looks `file`'s build ID up: `None` on a miss, else what a parse found (a build ID, or
-/// [`EINVAL`] for a file without one).
+/// Runs `f` on the entry for `key` of the published table, under the RCU read lock.
+#[inline]
+fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
+    with_table(|table| table.find(key).map(|(_, entry)| f(entry))).flatten()
+}
+
+/// Looks `file`'s build ID up: `None` while the cache is off or on a miss, else what a parse
+/// found (a build ID, or [`EINVAL`] for a file without one).
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
 #[inline]
 pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
-    if !is_on() {
-        return None;
-    }
-    let hit = file.data_inode(mode == Mode::Sleepable).and_then(|inode| {
-        with_entry(inode.key(), |entry| {
-            entry.describes(inode).then(|| {
-                entry.touch();
-                entry.id
-            })
+    let inode = file.data_inode(mode == Mode::Sleepable);
+    // One load of the table tells "off" from a miss.
+    let hit = with_table(|table| {
+        let inode = inode?;
+        let (_, entry) = table.find(inode.key())?;
+        entry.describes(inode).then(|| {
+            entry.touch();
+            entry.id
         })
-        .flatten()
-    });
+    })?;
     count(if hit.is_some() { HIT } else { MISS });
     hit.map(|id| id.ok_or(EINVAL))
 }
