@@ -74,13 +74,18 @@ def parse_config(path):
 
 
 def merge_fragments(base, overrides, out):
-    """Write base with the options of overrides replacing (or adding to) its own."""
+    """Write base with the options of overrides replacing (or adding to) its own.
+
+    "# CONFIG_X is not set" in overrides only takes X out of base, leaving it to Kconfig's
+    default: written out, it would be the value n, which an int or string symbol (one that
+    a disabled option hides) rejects with a warning.  "CONFIG_X=n" turns a bool off."""
     override_lines = {}
     with open(overrides) as f:
         for raw in f:
             m = re.match(r"^(?:# )?(CONFIG_\w+)[= ]", raw.strip())
             if m:
-                override_lines[m.group(1)] = raw.rstrip("\n")
+                line = raw.rstrip("\n")
+                override_lines[m.group(1)] = None if line.startswith("#") else line
     lines = []
     with open(base) as f:
         for raw in f:
@@ -88,7 +93,7 @@ def merge_fragments(base, overrides, out):
             if not (m and m.group(1) in override_lines):
                 lines.append(raw.rstrip("\n"))
     lines.append(f"# From {os.path.relpath(overrides, REPO)}:")
-    lines += list(override_lines.values())
+    lines += [line for line in override_lines.values() if line is not None]
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
