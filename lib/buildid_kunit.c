@@ -264,11 +264,14 @@ static void buildid_tmpfs_beyond_first_page(struct kunit *test)
 	expect_all_modes(test, f, 0, 0, 20);
 }
 
+/* Parses per path when counting folio references: a leak of one each outgrows a drain. */
+#define LEAK_ROUNDS	4
+
 /* Note header and descriptor straddle a page (and so an order-0 folio) boundary. */
 static void buildid_tmpfs_note_crosses_folio(struct kunit *test)
 {
 	static const int shifts[] = { -4, -8, -12, -16, -20, -24 };
-	unsigned int i;
+	unsigned int i, j;
 
 	for (i = 0; i < ARRAY_SIZE(shifts); i++) {
 		struct image_layout l = { .phoff = PAGE_SIZE - 60, .note_off = 2 * PAGE_SIZE + shifts[i],
@@ -282,17 +285,24 @@ static void buildid_tmpfs_note_crosses_folio(struct kunit *test)
 		 * No folio reference is left behind.  Only the page cache paths
 		 * are counted: __kernel_read() marks folios accessed, and the
 		 * per-CPU LRU batch that takes holds a reference of its own
-		 * until it is drained.
+		 * until it is drained.  The write that made the file left its
+		 * folios in such a batch, which may be drained meanwhile (one
+		 * reference less, and lru_add_drain_all() is not exported to
+		 * modules): each path parses several times, so that a leak
+		 * shows as more references than before.
 		 */
 		folio = filemap_get_folio(f->f_mapping, 1);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 		refs = folio_ref_count(folio);
-		expect_parse(test, f, NOFAULT, 0, 20);
-		KUNIT_EXPECT_EQ(test, folio_ref_count(folio), refs);
+		for (j = 0; j < LEAK_ROUNDS; j++)
+			expect_parse(test, f, NOFAULT, 0, 20);
+		KUNIT_EXPECT_LE(test, folio_ref_count(folio), refs);
 		/* The Rust sleepable reader serves cached data from the page cache. */
-		run(&rust_api, f, SLEEPABLE_FILE, &r);
-		KUNIT_EXPECT_EQ(test, r.ret, 0);
-		KUNIT_EXPECT_EQ(test, folio_ref_count(folio), refs);
+		for (j = 0; j < LEAK_ROUNDS; j++) {
+			run(&rust_api, f, SLEEPABLE_FILE, &r);
+			KUNIT_EXPECT_EQ(test, r.ret, 0);
+		}
+		KUNIT_EXPECT_LE(test, folio_ref_count(folio), refs);
 		folio_put(folio);
 		expect_all_modes(test, f, 0, 0, 20);
 	}
