@@ -40,6 +40,7 @@
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
 #include <linux/memfd.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
@@ -120,9 +121,15 @@ void buildid_cache_count(enum buildid_cache_stat stat)
 		this_cpu_inc(buildid_cache_stats[stat]);
 }
 
-/* Files waiting for a deferred fill; a slot is NULL, RESERVED or a file. */
+/*
+ * Files waiting for a deferred fill; a slot is NULL, RESERVED or a file,
+ * tagged DEFER_DROP_ONLY when the reference may be to another file than the
+ * one that missed (see buildid_cache_defer_fill_unpinned()).
+ */
 #define DEFER_SLOTS		16
 #define DEFER_RESERVED		((struct file *)1UL)
+#define DEFER_DROP_ONLY		2UL
+static_assert(__alignof__(struct file) > DEFER_DROP_ONLY);
 /* An inode queued less than this long ago is not queued again. */
 #define DEFER_RECENT_BITS	6
 #define DEFER_RECENT_JIFFIES	(HZ / 2)
@@ -203,24 +210,17 @@ static bool buildid_defer_recently(struct inode *inode)
 	return false;
 }
 
-/**
- * buildid_cache_defer_fill() - Parse @file's build ID later, where sleeping is allowed.
- * @file: a file whose reference the caller holds for the call
- *
- * Safe in any context, NMI included: it does not allocate, lock or sleep.
- *
- * Return: true if @file was queued.
- */
-bool buildid_cache_defer_fill(struct file *file)
+/* Reserves a slot of a ring for a deferred fill of @inode's file, or NULL. */
+static struct file **buildid_defer_reserve(struct inode *inode)
 {
 	struct buildid_defer_ring *ring;
 	unsigned int i;
 
 	if (!buildid_cache_wq || !static_branch_unlikely(&buildid_cache_hooks))
-		return false;
-	if (buildid_defer_recently(file_inode(file))) {
+		return NULL;
+	if (buildid_defer_recently(inode)) {
 		buildid_cache_count(BUILDID_CACHE_DEFER_SKIPPED);
-		return false;
+		return NULL;
 	}
 
 	/*
@@ -232,18 +232,119 @@ bool buildid_cache_defer_fill(struct file *file)
 	for (i = 0; i < DEFER_SLOTS; i++) {
 		/* An NMI may interrupt us on this CPU and take a slot too. */
 		if (cmpxchg(&ring->slot[i], NULL, DEFER_RESERVED) == NULL)
-			break;
+			return &ring->slot[i];
 	}
-	if (i == DEFER_SLOTS) {
-		buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
-		return false;
-	}
+	buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
+	return NULL;
+}
+
+/* Hands a referenced file (or a tagged one) to the worker in a reserved slot. */
+static void buildid_defer_publish(struct file **slot, struct file *file)
+{
 	atomic_inc(&buildid_defer_pending);
 	/* Pairs with the worker's smp_load_acquire(): the file is referenced. */
-	smp_store_release(&ring->slot[i], get_file(file));
+	smp_store_release(slot, file);
 	irq_work_queue(&buildid_defer_irq);
+}
+
+/**
+ * buildid_cache_defer_fill() - Parse @file's build ID later, where sleeping is allowed.
+ * @file: a file whose reference the caller holds for the call
+ *
+ * Safe in any context, NMI included: it does not allocate, lock or sleep.
+ *
+ * Return: true if @file was queued.
+ */
+bool buildid_cache_defer_fill(struct file *file)
+{
+	struct file **slot = buildid_defer_reserve(file_inode(file));
+
+	if (!slot)
+		return false;
+	buildid_defer_publish(slot, get_file(file));
 	buildid_cache_count(BUILDID_CACHE_DEFER_QUEUED);
 	return true;
+}
+
+/*
+ * buildid_cache_defer_fill() for the file of a VMA read without mmap_lock,
+ * which nothing pins: the file may have been put since, and its memory
+ * reused for another file (SLAB_TYPESAFE_BY_RCU).  A reference taken with
+ * atomic_long_inc_not_zero() (a full barrier when it succeeds) is to the
+ * VMA's file if the VMA is unchanged after it.  Otherwise it may be to any
+ * file, even one still being opened, and is handed to the worker only to be
+ * dropped: fput() cannot be called here.  Any context, under the
+ * rcu_read_lock() of the snapshot.
+ */
+static void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap)
+{
+	struct file **slot = buildid_defer_reserve(snap->inode);
+	struct file *file = snap->file;
+
+	if (!slot)
+		return;
+	if (!atomic_long_inc_not_zero(&file->f_count)) {
+		/* Nothing was published in the slot: give it back. */
+		WRITE_ONCE(*slot, NULL);
+		return;
+	}
+	if (!vma_snapshot_unchanged(snap)) {
+		buildid_defer_publish(slot, (struct file *)((unsigned long)file | DEFER_DROP_ONLY));
+		return;
+	}
+	buildid_defer_publish(slot, file);
+	buildid_cache_count(BUILDID_CACHE_DEFER_QUEUED);
+}
+
+/* Whether BPF stack build IDs read VMAs without mmap_lock (the lockless_vma sysctl). */
+static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
+
+/**
+ * buildid_cache_vma_lookup() - The cached build ID of the file mapped at @addr, without mmap_lock.
+ * @mm: the caller's memory map, of which it holds a user (current->mm)
+ * @addr: a user address
+ * @build_id: where the build ID goes, BUILD_ID_SIZE_MAX bytes, zero-padded
+ * @offset: where the file offset of @addr goes
+ *
+ * Reads the VMA with vma_snapshot_under_rcu() and looks its file's inode up
+ * in the cache: no lock of any kind, no wait for a writer, no allocation.
+ * So a sample in NMI, or of a process whose other threads hold mmap_lock,
+ * gets the build ID; a miss queues a fill.
+ *
+ * Return: 0; -ENOENT if no file is mapped at @addr; -EINVAL if the file is
+ * not a regular file or is cached as having no build ID; -EAGAIN if the
+ * VMA could not be read without its lock, the cache has no answer yet, or
+ * lockless lookups are off: then ask under mmap_lock.
+ */
+int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
+			     unsigned char *build_id, u64 *offset)
+{
+	struct vma_snapshot snap;
+	int err;
+
+	if (!READ_ONCE(buildid_cache_lockless_vma) ||
+	    !static_branch_unlikely(&buildid_cache_hooks))
+		return -EAGAIN;
+
+	rcu_read_lock();
+	if (!vma_snapshot_under_rcu(mm, addr, &snap)) {
+		err = -EAGAIN;
+	} else if (!snap.file) {
+		err = -ENOENT;
+	} else {
+		err = buildid_cache_lookup_inode(snap.inode, build_id, NULL);
+		if (err == -ENOENT) {
+			buildid_cache_defer_fill_unpinned(&snap);
+			err = -EAGAIN;
+		}
+	}
+	rcu_read_unlock();
+
+	if (!err)
+		*offset = ((u64)snap.pgoff << PAGE_SHIFT) + addr - snap.start;
+	buildid_cache_count(err == -EAGAIN ? BUILDID_CACHE_VMA_LOCKED :
+					     BUILDID_CACHE_VMA_LOCKLESS);
+	return err;
 }
 
 static void buildid_fill_work_fn(struct work_struct *work)
@@ -337,7 +438,11 @@ static void buildid_defer_work_fn(struct work_struct *work)
 				continue;
 			/* Only this (ordered) worker empties filled slots. */
 			WRITE_ONCE(ring->slot[i], NULL);
-			buildid_defer_dispatch(file);
+			if ((unsigned long)file & DEFER_DROP_ONLY)
+				buildid_defer_done((struct file *)((unsigned long)file &
+								   ~DEFER_DROP_ONLY));
+			else
+				buildid_defer_dispatch(file);
 		}
 	}
 }
@@ -576,6 +681,13 @@ static struct ctl_table buildid_cache_sysctls[] = {
 		.proc_handler	= buildid_cache_sysctl,
 	},
 	{
+		.procname	= "lockless_vma",
+		.data		= &buildid_cache_lockless_vma,
+		.maxlen		= sizeof(bool),
+		.mode		= 0644,
+		.proc_handler	= proc_dobool,
+	},
+	{
 		.procname	= "max_entries",
 		.data		= &buildid_cache_max_entries,
 		.maxlen		= sizeof(unsigned int),
@@ -598,6 +710,8 @@ static const char *const buildid_cache_stat_names[BUILDID_CACHE_NR_STATS] = {
 	[BUILDID_CACHE_INVALIDATION]	= "invalidations",
 	[BUILDID_CACHE_EVICTION]	= "evictions",
 	[BUILDID_CACHE_REPLACEMENT]	= "replacements",
+	[BUILDID_CACHE_VMA_LOCKLESS]	= "vma_lockless",
+	[BUILDID_CACHE_VMA_LOCKED]	= "vma_locked",
 };
 
 static int buildid_cache_stats_show(struct seq_file *m, void *v)

@@ -21,6 +21,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/irq_work.h>
 #include <linux/iversion.h>
 #include <linux/kthread.h>
 #include <linux/memfd.h>
@@ -860,6 +861,102 @@ static void buildid_cache_umount_drops_queued_fills(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(b)));
 }
 
+/* Maps @len bytes of @file at @pgoff into the test's own mm; fails the test if it cannot. */
+static unsigned long map_file(struct kunit *test, struct file *file, unsigned long len,
+			      unsigned long pgoff)
+{
+	unsigned long addr = kunit_vm_mmap(test, file, 0, len, PROT_READ | PROT_EXEC,
+					   file ? MAP_PRIVATE : MAP_PRIVATE | MAP_ANONYMOUS,
+					   pgoff << PAGE_SHIFT);
+
+	KUNIT_ASSERT_TRUE_MSG(test, addr && !IS_ERR_VALUE(addr), "mmap: %ld", (long)addr);
+	KUNIT_ASSERT_NOT_NULL(test, current->mm);
+	return addr;
+}
+
+static void expect_vma_served(struct kunit *test, unsigned long addr, u32 seed, u64 want_offset)
+{
+	unsigned char id[BUILD_ID_SIZE_MAX], want[BUILD_ID_SIZE_MAX];
+	u64 offset = 0;
+
+	expected_id(want, seed);
+	KUNIT_ASSERT_EQ(test, buildid_cache_vma_lookup(current->mm, addr, id, &offset), 0);
+	KUNIT_EXPECT_MEMEQ(test, id, want, BUILD_ID_SIZE_MAX);
+	KUNIT_EXPECT_EQ(test, offset, want_offset);
+}
+
+static int vma_lookup_ret(unsigned long addr)
+{
+	unsigned char id[BUILD_ID_SIZE_MAX];
+	u64 offset;
+
+	return buildid_cache_vma_lookup(current->mm, addr, id, &offset);
+}
+
+/*
+ * A VMA is read without mmap_lock: served while a writer holds mmap_lock for
+ * other VMAs, not while the VMA itself is write-locked, nor once it is
+ * detached, whatever mmap_lock's state.
+ */
+static void buildid_cache_vma_without_mmap_lock(struct kunit *test)
+{
+	struct file *f = elf_file(test, 30);
+	unsigned long addr, anon;
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+
+	if (!IS_ENABLED(CONFIG_PER_VMA_LOCK))
+		kunit_skip(test, "needs CONFIG_PER_VMA_LOCK");
+	fill_cache(test, f);
+	/* At page offset 2, so that the file offset is not the address's offset in the VMA. */
+	addr = map_file(test, f, PAGE_SIZE, 2);
+	anon = map_file(test, NULL, PAGE_SIZE, 0);
+	mm = current->mm;
+
+	expect_vma_served(test, addr + 0x40, 30, 2 * PAGE_SIZE + 0x40);
+	KUNIT_EXPECT_EQ(test, vma_lookup_ret(anon), -ENOENT);
+
+	mmap_write_lock(mm);
+	vma = vma_lookup(mm, addr);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	/* A writer that holds mmap_lock but has not locked this VMA. */
+	expect_vma_served(test, addr, 30, 2 * PAGE_SIZE);
+	vma_start_write(vma);
+	KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -EAGAIN);
+	/* Detached while write-locked, as munmap() does; still in the tree. */
+	vma_mark_detached(vma, true);
+	mmap_write_unlock(mm);
+	KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -EAGAIN);
+
+	mmap_write_lock(mm);
+	vma_start_write(vma);
+	vma_mark_detached(vma, false);
+	mmap_write_unlock(mm);
+	expect_vma_served(test, addr, 30, 2 * PAGE_SIZE);
+}
+
+/*
+ * A miss without mmap_lock queues a fill with a reference taken on a file
+ * that nothing pinned, and the fill happens.
+ */
+static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
+{
+	struct file *f = elf_file(test, 31);
+	unsigned long addr;
+
+	if (!IS_ENABLED(CONFIG_PER_VMA_LOCK))
+		kunit_skip(test, "needs CONFIG_PER_VMA_LOCK");
+	addr = map_file(test, f, PAGE_SIZE, 0);
+	/* The mmap() hook filled it; start from a miss. */
+	buildid_cache_forget_inode(file_inode(f), BUILDID_CACHE_INVALIDATION);
+	KUNIT_ASSERT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+
+	KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -EAGAIN);
+	KUNIT_ASSERT_EQ(test, buildid_cache_drain(), 0);
+	KUNIT_EXPECT_TRUE(test, buildid_cache_has_inode(file_inode(f)));
+	expect_vma_served(test, addr, 31, 0);
+}
+
 #ifdef CONFIG_X86_LOCAL_APIC
 
 #define NMI_FILES	16
@@ -999,9 +1096,160 @@ static void buildid_cache_nmi_lookups(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&nmi_test.wrong), 0);
 }
 
+/*
+ * Lockless VMA lookups from NMI and hardirq on one CPU while the test, on
+ * another, maps two files in turn at one address with MAP_FIXED, at
+ * different page offsets: an answer is either file's build ID with that
+ * file's offset, never one file's ID with the other's offset, nor a third.
+ */
+#define REMAP_ROUNDS		300
+#define REMAP_OFFSET		0x80
+
+static struct {
+	struct mm_struct *mm;
+	unsigned long addr;
+	int cpu;
+	bool stop;
+	atomic_t nmis, irqs, valid[2], again, wrong;
+} remap_test;
+
+static void remap_test_lookup(void)
+{
+	unsigned char id[BUILD_ID_SIZE_MAX], want[BUILD_ID_SIZE_MAX];
+	u64 offset;
+	int ret, k;
+
+	ret = buildid_cache_vma_lookup(remap_test.mm, remap_test.addr + REMAP_OFFSET, id, &offset);
+	if (ret == -EAGAIN) {
+		atomic_inc(&remap_test.again);
+		return;
+	}
+	for (k = 0; k < 2 && !ret; k++) {
+		expected_id(want, 40 + k);
+		/* File k is mapped at page offset k. */
+		if (!memcmp(id, want, BUILD_ID_SIZE_MAX) &&
+		    offset == k * PAGE_SIZE + REMAP_OFFSET) {
+			atomic_inc(&remap_test.valid[k]);
+			return;
+		}
+	}
+	atomic_inc(&remap_test.wrong);
+}
+
+static int buildid_cache_remap_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (!READ_ONCE(remap_test.mm) || smp_processor_id() != READ_ONCE(remap_test.cpu))
+		return NMI_DONE;
+	atomic_inc(&remap_test.nmis);
+	remap_test_lookup();
+	return NMI_HANDLED;
+}
+
+static void buildid_cache_remap_irq_work(struct irq_work *work)
+{
+	atomic_inc(&remap_test.irqs);
+	remap_test_lookup();
+}
+
+static DEFINE_IRQ_WORK(remap_test_irq_work, buildid_cache_remap_irq_work);
+
+/* Interrupts its own CPU, alternately with an NMI and with a hardirq. */
+static int buildid_cache_remap_sampler(void *data)
+{
+	unsigned int n = 0;
+
+	while (!READ_ONCE(remap_test.stop)) {
+		preempt_disable();
+		if (n++ % 2)
+			apic->send_IPI_self(NMI_VECTOR);
+		else
+			irq_work_queue(&remap_test_irq_work);
+		preempt_enable();
+		udelay(10);
+		cond_resched();
+	}
+	irq_work_sync(&remap_test_irq_work);
+	return 0;
+}
+
+static void buildid_cache_vma_remapped_under_nmi(struct kunit *test)
+{
+	struct file *files[2] = { elf_file(test, 40), elf_file(test, 41) };
+	struct task_struct *sampler;
+	unsigned int round, other;
+	int cpu;
+
+	if (!IS_ENABLED(CONFIG_PER_VMA_LOCK))
+		kunit_skip(test, "needs CONFIG_PER_VMA_LOCK");
+	fill_cache(test, files[0]);
+	fill_cache(test, files[1]);
+	memset(&remap_test, 0, sizeof(remap_test));
+	remap_test.addr = map_file(test, files[0], PAGE_SIZE, 0);
+
+	cpu = get_cpu();
+	put_cpu();
+	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	if (other >= nr_cpu_ids) {
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		KUNIT_FAIL(test, "needs a second online CPU to sample from");
+		return;
+	}
+	sampler = kthread_create_on_cpu(buildid_cache_remap_sampler, NULL, other,
+					"buildid_remap/%u");
+	if (IS_ERR(sampler)) {
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		KUNIT_FAIL(test, "no sampler thread: %ld", PTR_ERR(sampler));
+		return;
+	}
+	remap_test.cpu = other;
+	KUNIT_ASSERT_EQ(test, register_nmi_handler(NMI_LOCAL, buildid_cache_remap_nmi_handler, 0,
+						   "buildid_remap_kunit"), 0);
+	/* The test's mm outlives the sampler: the test holds it, and stops the sampler first. */
+	WRITE_ONCE(remap_test.mm, current->mm);
+	wake_up_process(sampler);
+
+	for (round = 0; round < REMAP_ROUNDS; round++) {
+		unsigned int k = (round + 1) % 2;
+		unsigned long addr = vm_mmap(files[k], remap_test.addr, PAGE_SIZE,
+					     PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+					     k * PAGE_SIZE);
+
+		if (addr != remap_test.addr) {
+			KUNIT_FAIL(test, "MAP_FIXED mmap: %ld", (long)addr);
+			break;
+		}
+		/* Both files must have been served: let the sampler see each for a while. */
+		udelay(50);
+	}
+
+	WRITE_ONCE(remap_test.stop, true);
+	kthread_stop(sampler);
+	/* Let NMIs still in flight find the handler armed. */
+	mdelay(10);
+	WRITE_ONCE(remap_test.mm, NULL);
+	unregister_nmi_handler(NMI_LOCAL, "buildid_remap_kunit");
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+
+	kunit_info(test, "%u remaps, %d NMIs, %d hardirqs: %d and %d valid, %d retry, %d wrong\n",
+		   round, atomic_read(&remap_test.nmis), atomic_read(&remap_test.irqs),
+		   atomic_read(&remap_test.valid[0]), atomic_read(&remap_test.valid[1]),
+		   atomic_read(&remap_test.again), atomic_read(&remap_test.wrong));
+	KUNIT_EXPECT_GT(test, atomic_read(&remap_test.nmis), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&remap_test.irqs), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&remap_test.valid[0]), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&remap_test.valid[1]), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&remap_test.wrong), 0);
+}
+
 #else
 
 static void buildid_cache_nmi_lookups(struct kunit *test)
+{
+	kunit_skip(test, "needs the x86 local APIC to send NMIs");
+}
+
+static void buildid_cache_vma_remapped_under_nmi(struct kunit *test)
 {
 	kunit_skip(test, "needs the x86 local APIC to send NMIs");
 }
@@ -1029,6 +1277,9 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_stuck_fill_stalls_nothing),
 	KUNIT_CASE(buildid_cache_umount_drops_queued_fills),
 	KUNIT_CASE(buildid_cache_nmi_lookups),
+	KUNIT_CASE(buildid_cache_vma_without_mmap_lock),
+	KUNIT_CASE(buildid_cache_vma_miss_queues_fill),
+	KUNIT_CASE(buildid_cache_vma_remapped_under_nmi),
 	{}
 };
 

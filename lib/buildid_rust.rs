@@ -186,7 +186,7 @@ pub mod cache_exports {
         buildid::{cache, Mode},
         error::{code::*, Result},
         ffi::{c_int, c_uchar, c_uint},
-        fs::file::File,
+        fs::{file::File, inode::Inode},
     };
 
     /// Looks up the cached build ID of `file`, without parsing; any context, NMI included.
@@ -207,6 +207,34 @@ pub mod cache_exports {
         // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
         let file = unsafe { File::from_raw_file(file) };
         let result = cache::lookup(file, Mode::Nofault).unwrap_or(Err(ENOENT));
+        // SAFETY: Forwarded from the caller.
+        unsafe { super::store(result, build_id, size) }
+    }
+
+    /// Looks up the cached build ID of the file whose data `inode` holds, without parsing; any
+    /// context, NMI included.
+    ///
+    /// Returns what [`buildid_cache_lookup`] does, and `-EINVAL` for an inode that is not a
+    /// regular file's.
+    ///
+    /// # Safety
+    ///
+    /// `inode` must stay valid for the call (a file referencing it, or the RCU read lock held
+    /// since it was seen referenced, as inodes are freed after a grace period); `build_id` and
+    /// `size` as for `build_id_parse()`.
+    #[no_mangle]
+    pub unsafe extern "C" fn buildid_cache_lookup_inode(
+        inode: *mut bindings::inode,
+        build_id: *mut c_uchar,
+        size: *mut u32,
+    ) -> c_int {
+        // SAFETY: The caller guarantees that `inode` stays valid during the call.
+        let inode = unsafe { Inode::from_raw(inode) };
+        let result = if inode.is_regular() {
+            cache::lookup_inode(inode).unwrap_or(Err(ENOENT))
+        } else {
+            Err(EINVAL)
+        };
         // SAFETY: Forwarded from the caller.
         unsafe { super::store(result, build_id, size) }
     }

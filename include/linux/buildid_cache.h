@@ -7,12 +7,14 @@
 #ifndef _LINUX_BUILDID_CACHE_H
 #define _LINUX_BUILDID_CACHE_H
 
+#include <linux/errno.h>
 #include <linux/jump_label.h>
 #include <linux/mman.h>
 #include <linux/types.h>
 
 struct file;
 struct inode;
+struct mm_struct;
 struct vfsmount;
 
 /* The per-CPU counters, in the order debugfs prints them. */
@@ -28,6 +30,9 @@ enum buildid_cache_stat {
 	BUILDID_CACHE_INVALIDATION,
 	BUILDID_CACHE_EVICTION,
 	BUILDID_CACHE_REPLACEMENT,
+	/* BPF stack frames answered without mmap_lock, and left to it. */
+	BUILDID_CACHE_VMA_LOCKLESS,
+	BUILDID_CACHE_VMA_LOCKED,
 	BUILDID_CACHE_NR_STATS,
 };
 
@@ -51,6 +56,8 @@ int buildid_cache_drain(void);
 bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt);
 void __buildid_cache_mmap(struct file *file);
+int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
+			     unsigned char *build_id, u64 *offset);
 
 /* Where a fill calls the KUnit suite's hook. */
 enum buildid_cache_fill_stage {
@@ -67,6 +74,7 @@ void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stag
 
 /* lib/buildid_rust.rs */
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
+int buildid_cache_lookup_inode(struct inode *inode, unsigned char *build_id, __u32 *size);
 void buildid_cache_fill_file(struct file *file, bool deferred);
 void buildid_cache_forget_inode(struct inode *inode, enum buildid_cache_stat why);
 int buildid_cache_configure(bool on, unsigned int max_entries, bool keep);
@@ -106,6 +114,11 @@ static inline void buildid_cache_mmap(struct file *file, unsigned long prot) { }
 static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
 static inline void buildid_cache_umount(struct vfsmount *mnt) { }
+static inline int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
+					   unsigned char *build_id, u64 *offset)
+{
+	return -EAGAIN;
+}
 
 #endif /* CONFIG_BUILDID_CACHE */
 

@@ -380,7 +380,21 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
 #[inline]
 pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
-    let inode = file.data_inode(mode == Mode::Sleepable);
+    lookup_key(file.data_inode(mode == Mode::Sleepable))
+}
+
+/// [`lookup`] by the inode that holds a file's data: the file's own inode, or for an overlayfs
+/// file the inode below. For callers that hold no file reference, such as lockless VMA readers.
+///
+/// Usable in any context, NMI included.
+#[inline]
+pub fn lookup_inode(inode: &Inode) -> Option<Result<BuildId>> {
+    lookup_key(Some(inode))
+}
+
+/// [`lookup`] of `inode`; `None` stands for a file without a data inode, which misses.
+#[inline]
+fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
     // One load of the table tells "off" from a miss.
     let hit = with_table(|table| {
         let inode = inode?;

@@ -201,10 +201,7 @@ impl LocalFile {
 
     /// Whether the file is a regular file (`S_ISREG`).
     pub fn is_regular(&self) -> bool {
-        // SAFETY: `f_inode` of a valid file is a valid inode whose `i_mode` file type bits never
-        // change.
-        let mode = unsafe { (*self.inode_ptr()).i_mode };
-        u32::from(mode) & bindings::S_IFMT == bindings::S_IFREG
+        self.inode().is_regular()
     }
 
     /// The file's size in bytes (`i_size_read`).

@@ -56,6 +56,15 @@ impl Inode {
         self.as_ptr() as usize
     }
 
+    /// Whether the inode is a regular file's (`S_ISREG`).
+    #[inline]
+    pub fn is_regular(&self) -> bool {
+        // SAFETY: The inode is valid by the type invariants; the file type bits of `i_mode` are
+        // set when the inode is set up and never change.
+        let mode = unsafe { (*self.as_ptr()).i_mode };
+        u32::from(mode) & bindings::S_IFMT == bindings::S_IFREG
+    }
+
     /// The page cache of the inode's data (`i_mapping`).
     #[inline]
     pub fn mapping(&self) -> &AddressSpace {
