@@ -692,13 +692,18 @@ static const unsigned char spin_code[] = {
 	0xc3,			/* ret */
 };
 
+/* What a thread that changes the sampled code's file or mapping shares with the test. */
+struct race_control {
+	bool stop;		/* __atomic: the test thread sets it */
+	unsigned int changes;	/* __atomic: the test thread reads it */
+	int err;
+};
+
 struct racer {
+	struct race_control ctl;
 	const char *path;
 	const unsigned char *img[2];
 	size_t len;
-	bool stop;		/* __atomic: the test thread sets it */
-	unsigned int rewrites;	/* __atomic: the test thread reads it */
-	int err;
 };
 
 /*
@@ -711,18 +716,18 @@ static void *rewrite_until_stopped(void *arg)
 	struct racer *r = arg;
 	unsigned int turn = 1;
 
-	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED) && !r->err) {
+	while (!__atomic_load_n(&r->ctl.stop, __ATOMIC_RELAXED) && !r->ctl.err) {
 		const unsigned char *img = r->img[turn % 2];
 		size_t tail = r->len - PAGE;
 		int fd = open(r->path, O_WRONLY | O_CLOEXEC);
 
 		if (fd < 0) {
-			r->err = -errno;
+			r->ctl.err = -errno;
 			break;
 		}
 		if (ftruncate(fd, PAGE) || pwrite(fd, img + PAGE, tail, PAGE) != (ssize_t)tail ||
 		    fsync(fd))
-			r->err = errno ? -errno : -EIO;
+			r->ctl.err = errno ? -errno : -EIO;
 		close(fd);
 		/* Some time with the new pages cached, some with them gone. */
 		usleep(2000 * (turn % 3));
@@ -731,11 +736,76 @@ static void *rewrite_until_stopped(void *arg)
 			posix_fadvise(fd, PAGE, 0, POSIX_FADV_DONTNEED);
 			close(fd);
 		}
-		__atomic_fetch_add(&r->rewrites, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r->ctl.changes, 1, __ATOMIC_RELAXED);
 		turn++;
 		usleep(1000 * (turn % 2));
 	}
 	return NULL;
+}
+
+/*
+ * Runs @spin, the code in self->data.race's range, under the perf_race
+ * program while @change changes its file or mapping on another thread:
+ * until 300 samples, @want_changes changes and, with @want_both, a VALID
+ * sample of each file; two minutes at most.  Returns the rounds of @spin.
+ */
+static unsigned int sample_race(struct __test_metadata *_metadata,
+				struct _test_data_stack *self, void (*spin)(unsigned long count),
+				void *(*change)(void *), void *arg, struct race_control *ctl,
+				unsigned int want_changes, bool want_both)
+{
+	const struct race_result *race = &self->data.race;
+	unsigned int round = 0;
+	pthread_t thread;
+	time_t deadline;
+	int fd, key = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(self->data_map), &key, &self->data, BPF_ANY)) {
+		TH_LOG("cannot set up the race: %m");
+		ctl->err = -errno;
+		return 0;
+	}
+	fd = attach_cpu_clock(_metadata, self, "perf_race");
+	if (fd < 0 || pthread_create(&thread, NULL, change, arg)) {
+		ctl->err = -EINVAL;
+		return 0;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	deadline = time(NULL) + 120;
+	for (; time(NULL) < deadline; round++) {
+		spin(2000000);
+		if (read_data(self))
+			break;
+		if (race->samples >= 300 &&
+		    __atomic_load_n(&ctl->changes, __ATOMIC_RELAXED) >= want_changes &&
+		    (!want_both || (race->seen[0] && race->seen[1])))
+			break;
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	__atomic_store_n(&ctl->stop, true, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	detach_all(self);
+	close(fd);
+	if (read_data(self))
+		ctl->err = -EIO;
+	return round;
+}
+
+/* No sample of a race got another status, ID or offset than one file's. */
+static void expect_no_wrong_frame(struct __test_metadata *_metadata,
+				  struct _test_data_stack *self)
+{
+	const struct race_result *race = &self->data.race;
+	struct build_id wrong = { .size = 20 };
+	char hex[48];
+
+	memcpy(wrong.data, race->wrong_id, 20);
+	build_id_hex(&wrong, hex, sizeof(hex));
+	EXPECT_EQ(0, race->wrong)
+		TH_LOG("last wrong answer: status %d, ID %s, offset %#llx at ip %#llx (mapping at %#llx)",
+		       race->wrong_status, hex, (unsigned long long)race->wrong_offset,
+		       (unsigned long long)race->wrong_ip, (unsigned long long)race->map_start);
+	EXPECT_EQ(0, race->failed);
 }
 
 /*
@@ -752,17 +822,15 @@ static void perf_race(struct __test_metadata *_metadata, struct _test_data_stack
 	struct elf_craft c = { .phoff = PAGE, .note_off = 2 * PAGE + 0x10, .size = 3 * PAGE,
 			       .code_off = 0x100, .code = spin_code,
 			       .code_size = sizeof(spin_code) };
-	char path[PATH_MAX + 16], type[32], hex[48];
+	char path[PATH_MAX + 16], type[32];
 	struct racer r = { .path = path };
 	unsigned char *img[2];
-	struct build_id ids[2], wrong;
+	struct build_id ids[2];
 	void (*spin)(unsigned long count);
 	unsigned int round, i;
-	pthread_t thread;
-	time_t deadline;
 	size_t len[2];
 	void *map;
-	int fd, key = 0;
+	int fd;
 
 	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
 	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
@@ -790,46 +858,22 @@ static void perf_race(struct __test_metadata *_metadata, struct _test_data_stack
 	ASSERT_EQ(0, reset_data(self));
 	self->data.race.start = (uintptr_t)spin;
 	self->data.race.end = (uintptr_t)spin + sizeof(spin_code);
+	self->data.race.map_start = (uintptr_t)map;
 	for (i = 0; i < 2; i++)
 		memcpy(self->data.race.ids[i], ids[i].data, 20);
-	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->data_map), &key, &self->data,
-					 BPF_ANY));
-	fd = attach_cpu_clock(_metadata, self, "perf_race");
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, pthread_create(&thread, NULL, rewrite_until_stopped, &r));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	/* Until 300 samples and 20 rewrites, two minutes at most. */
-	deadline = time(NULL) + 120;
-	for (round = 0; time(NULL) < deadline; round++) {
-		spin(2000000);
-		ASSERT_EQ(0, read_data(self));
-		if (self->data.race.samples >= 300 &&
-		    __atomic_load_n(&r.rewrites, __ATOMIC_RELAXED) >= 20)
-			break;
-	}
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
-	pthread_join(thread, NULL);
-	detach_all(self);
-	close(fd);
-	ASSERT_EQ(0, read_data(self));
+	round = sample_race(_metadata, self, spin, rewrite_until_stopped, &r, &r.ctl, 20, false);
 	munmap(map, PAGE);
 	free(img[0]);
 	free(img[1]);
 
 	TH_LOG("%u rounds, %u samples, %u rewrites: %u with the first ID, %u the second, %u IP only, %u failed",
-	       round, self->data.race.samples, r.rewrites, self->data.race.seen[0],
+	       round, self->data.race.samples, r.ctl.changes, self->data.race.seen[0],
 	       self->data.race.seen[1], self->data.race.ip_only, self->data.race.failed);
-	EXPECT_EQ(0, r.err);
-	wrong.size = 20;
-	memcpy(wrong.data, self->data.race.wrong_id, 20);
-	build_id_hex(&wrong, hex, sizeof(hex));
-	EXPECT_EQ(0, self->data.race.wrong)
-		TH_LOG("last wrong answer: status %d, ID %s", self->data.race.wrong_status, hex);
-	EXPECT_EQ(0, self->data.race.failed);
+	EXPECT_EQ(0, r.ctl.err);
+	expect_no_wrong_frame(_metadata, self);
 	EXPECT_LT(0, self->data.race.seen[0] + self->data.race.seen[1]);
 	EXPECT_LT(0, self->data.race.ip_only) TH_LOG("no sample saw the file changing");
-	EXPECT_LE(10, r.rewrites);
+	EXPECT_LE(10, r.ctl.changes);
 }
 
 TEST_F_TIMEOUT(stack, perf_event_race_rewrite, 600)
@@ -840,6 +884,156 @@ TEST_F_TIMEOUT(stack, perf_event_race_rewrite, 600)
 TEST_F_TIMEOUT(stack, perf_event_race_rewrite_cached, 600)
 {
 	perf_race(_metadata, self, true);
+}
+
+enum mapping_change {
+	/* mmap(MAP_FIXED) of the other file over the code's page */
+	REMAP_MMAP,
+	/* the other file mapped elsewhere, then mremap(MREMAP_FIXED) over it */
+	REMAP_MREMAP,
+	/*
+	 * mprotect() of the code's page, the second of its mapping: splits the
+	 * VMA, which then starts at the code's page with the page offset moved
+	 * (both changed in place), then merges it back
+	 */
+	SPLIT_MPROTECT,
+};
+
+struct remapper {
+	struct race_control ctl;
+	void *addr;		/* the code's page */
+	int fd[2];
+	enum mapping_change change;
+};
+
+/* File k is mapped where its copy of the code is, page k. */
+static void *change_mapping_until_stopped(void *arg)
+{
+	struct remapper *r = arg;
+	unsigned int turn = 1;
+
+	while (!__atomic_load_n(&r->ctl.stop, __ATOMIC_RELAXED) && !r->ctl.err) {
+		unsigned int k = turn % 2;
+		void *p = MAP_FAILED;
+
+		switch (r->change) {
+		case REMAP_MMAP:
+			p = mmap(r->addr, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+				 r->fd[k], k * PAGE);
+			break;
+		case REMAP_MREMAP:
+			p = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, r->fd[k], k * PAGE);
+			if (p != MAP_FAILED)
+				p = mremap(p, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, r->addr);
+			break;
+		case SPLIT_MPROTECT:
+			if (!mprotect(r->addr, PAGE, PROT_READ | PROT_EXEC | (k ? PROT_WRITE : 0)))
+				p = r->addr;
+			break;
+		}
+		if (p != r->addr)
+			r->ctl.err = p == MAP_FAILED ? -errno : -EFAULT;
+		__atomic_fetch_add(&r->ctl.changes, 1, __ATOMIC_RELAXED);
+		turn++;
+		usleep(300 * (turn % 4));
+	}
+	return NULL;
+}
+
+/*
+ * bpf_get_stack() with build IDs from a perf_event program (hard interrupt
+ * context) while the process runs code at an address whose mapping another
+ * thread keeps changing: two ELF files with the same code and different
+ * build IDs, the code at page 0 of one and page 1 of the other, mapped in
+ * turn at one address from those pages (or one mapping split and merged
+ * around it).  mmap_lock is held for writing much of the time, and the
+ * frames are read without it: every VALID frame has one file's build ID
+ * with the offset from that file's mapping, and each file is seen.
+ */
+static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			      enum mapping_change change)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 2 * PAGE + 0x10, .size = 3 * PAGE,
+			       .code = spin_code, .code_size = sizeof(spin_code) };
+	struct remapper r = { .change = change };
+	char path[PATH_MAX + 16], type[32];
+	void (*spin)(unsigned long count);
+	struct build_id ids[2];
+	long lockless;
+	unsigned int round, k;
+	void *map;
+
+	ASSERT_EQ(0, fs_type_of(self->dir, type, sizeof(type)));
+	ASSERT_STREQ("ext4", type) TH_LOG("BUILDID_SCRATCH_DIR is not on ext4");
+	for (k = 0; k < 2; k++) {
+		build_id_pattern(&ids[k], 20, 0xd0 + 0x10 * k);
+		c.id = ids[k];
+		c.code_off = k * PAGE + 0x100;
+		snprintf(path, sizeof(path), "%s/remap-%u.elf", self->dir, k);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+		r.fd[k] = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, r.fd[k]);
+	}
+	if (change == SPLIT_MPROTECT) {
+		/* Pages 0 and 1 of file 1: the code is in the second. */
+		map = mmap(NULL, 2 * PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, r.fd[1], 0);
+		ASSERT_NE(MAP_FAILED, map);
+		r.addr = (char *)map + PAGE;
+	} else {
+		map = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, r.fd[0], 0);
+		ASSERT_NE(MAP_FAILED, map);
+		r.addr = map;
+	}
+	spin = (void *)((char *)r.addr + 0x100);
+	spin(1);
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	ASSERT_EQ(0, reset_data(self));
+	self->data.race.start = (uintptr_t)spin;
+	self->data.race.end = (uintptr_t)spin + sizeof(spin_code);
+	/* Where file offset pgoff[k] is mapped, split or not. */
+	self->data.race.map_start = (uintptr_t)map;
+	for (k = 0; k < 2; k++) {
+		memcpy(self->data.race.ids[k], ids[k].data, 20);
+		self->data.race.pgoff[k] = change == SPLIT_MPROTECT ? 0 : k * PAGE;
+	}
+	lockless = buildid_cache_stat("vma_lockless");
+	ASSERT_LE(0, lockless);
+	round = sample_race(_metadata, self, spin, change_mapping_until_stopped, &r, &r.ctl, 50,
+			    change != SPLIT_MPROTECT);
+	munmap(map, change == SPLIT_MPROTECT ? 2 * PAGE : PAGE);
+	close(r.fd[0]);
+	close(r.fd[1]);
+
+	TH_LOG("%u rounds, %u samples, %u changes: %u with the first ID, %u the second, %u IP only, %ld frames without mmap_lock",
+	       round, self->data.race.samples, r.ctl.changes, self->data.race.seen[0],
+	       self->data.race.seen[1], self->data.race.ip_only,
+	       buildid_cache_stat("vma_lockless") - lockless);
+	EXPECT_EQ(0, r.ctl.err);
+	expect_no_wrong_frame(_metadata, self);
+	EXPECT_LE(50, r.ctl.changes);
+	EXPECT_LT(lockless, buildid_cache_stat("vma_lockless")) TH_LOG("no frame was read without mmap_lock");
+	if (change == SPLIT_MPROTECT) {
+		EXPECT_LT(0, self->data.race.seen[1]);
+	} else {
+		EXPECT_LT(0, self->data.race.seen[0]);
+		EXPECT_LT(0, self->data.race.seen[1]);
+	}
+}
+
+TEST_F_TIMEOUT(stack, perf_event_race_remap_mmap, 600)
+{
+	perf_mapping_race(_metadata, self, REMAP_MMAP);
+}
+
+TEST_F_TIMEOUT(stack, perf_event_race_remap_mremap, 600)
+{
+	perf_mapping_race(_metadata, self, REMAP_MREMAP);
+}
+
+TEST_F_TIMEOUT(stack, perf_event_race_split_mprotect, 600)
+{
+	perf_mapping_race(_metadata, self, SPLIT_MPROTECT);
 }
 
 TEST_HARNESS_MAIN

@@ -113,7 +113,14 @@ static __always_inline int same_id(const unsigned char *a, const unsigned char *
 	return 1;
 }
 
-/* Every sample in the race file: its frame's build ID, in atomic context. */
+/* Whether a VALID frame at @ip is file @k's, with the offset of @k's mapping. */
+static __always_inline int race_frame_is(const struct bpf_stack_build_id *frame, __u64 ip, int k)
+{
+	return same_id(frame->build_id, data.race.ids[k]) &&
+	       frame->offset == ip - data.race.map_start + data.race.pgoff[k];
+}
+
+/* Every sample in the race file: its frame's build ID and offset, in atomic context. */
 SEC("perf_event")
 int perf_race(struct bpf_perf_event_data *ctx)
 {
@@ -129,15 +136,15 @@ int perf_race(struct bpf_perf_event_data *ctx)
 		data.race.failed++;
 	} else if (frame.status == BPF_STACK_BUILD_ID_IP) {
 		data.race.ip_only++;
-	} else if (frame.status == BPF_STACK_BUILD_ID_VALID &&
-		   same_id(frame.build_id, data.race.ids[0])) {
+	} else if (frame.status == BPF_STACK_BUILD_ID_VALID && race_frame_is(&frame, ip, 0)) {
 		data.race.seen[0]++;
-	} else if (frame.status == BPF_STACK_BUILD_ID_VALID &&
-		   same_id(frame.build_id, data.race.ids[1])) {
+	} else if (frame.status == BPF_STACK_BUILD_ID_VALID && race_frame_is(&frame, ip, 1)) {
 		data.race.seen[1]++;
 	} else {
 		data.race.wrong++;
 		data.race.wrong_status = frame.status;
+		data.race.wrong_offset = frame.offset;
+		data.race.wrong_ip = ip;
 		__builtin_memcpy(data.race.wrong_id, frame.build_id, 20);
 	}
 	return 0;

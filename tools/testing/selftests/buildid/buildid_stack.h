@@ -20,18 +20,23 @@ struct stack_result {
 
 /*
  * perf_race: the samples of the target whose innermost user frame is in
- * [start, end), sorted by what bpf_get_stack() said of that frame.
+ * [start, end), sorted by what bpf_get_stack() said of that frame.  File k
+ * is mapped at map_start from file offset pgoff[k] (bytes): a VALID frame
+ * with ids[k] must have the offset ip - map_start + pgoff[k].
  */
 struct race_result {
 	__u64 start, end;
-	unsigned char ids[2][20];	/* the two IDs the file takes turns with */
+	__u64 map_start;
+	__u64 pgoff[2];
+	unsigned char ids[2][20];	/* the two IDs the mapping takes turns with */
 	unsigned int samples;		/* in [start, end) */
-	unsigned int seen[2];		/* BPF_STACK_BUILD_ID_VALID, ids[0] or ids[1] */
+	unsigned int seen[2];		/* BPF_STACK_BUILD_ID_VALID, ids[k], offset right */
 	unsigned int ip_only;		/* BPF_STACK_BUILD_ID_IP */
 	unsigned int failed;		/* bpf_get_stack() failed */
-	unsigned int wrong;		/* another status or ID */
+	unsigned int wrong;		/* another status, ID, or offset */
 	unsigned char wrong_id[20];
 	int wrong_status;
+	__u64 wrong_offset, wrong_ip;
 };
 
 /* The only global of the BPF object: user space reads it as .bss. */
