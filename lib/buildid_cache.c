@@ -301,9 +301,10 @@ static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
 
 /**
  * buildid_cache_vma_lookup() - The cached build ID of the file mapped at @addr, without mmap_lock.
- * @mm: the caller's memory map, of which it holds a user (current->mm)
+ * @mm: a memory map of which the caller holds a user (current->mm, say)
  * @addr: a user address
  * @build_id: where the build ID goes, BUILD_ID_SIZE_MAX bytes, zero-padded
+ * @size: where its size goes, or NULL
  * @offset: where the file offset of @addr goes
  *
  * Reads the VMA with vma_snapshot_under_rcu() and looks its file's inode up
@@ -317,7 +318,7 @@ static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
  * lockless lookups are off: then ask under mmap_lock.
  */
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-			     unsigned char *build_id, u64 *offset)
+			     unsigned char *build_id, u32 *size, u64 *offset)
 {
 	struct vma_snapshot snap;
 	int err;
@@ -332,7 +333,7 @@ int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 	} else if (!snap.file) {
 		err = -ENOENT;
 	} else {
-		err = buildid_cache_lookup_inode(snap.inode, build_id, NULL);
+		err = buildid_cache_lookup_inode(snap.inode, build_id, size);
 		if (err == -ENOENT) {
 			buildid_cache_defer_fill_unpinned(&snap);
 			err = -EAGAIN;

@@ -880,7 +880,7 @@ static void expect_vma_served(struct kunit *test, unsigned long addr, u32 seed, 
 	u64 offset = 0;
 
 	expected_id(want, seed);
-	KUNIT_ASSERT_EQ(test, buildid_cache_vma_lookup(current->mm, addr, id, &offset), 0);
+	KUNIT_ASSERT_EQ(test, buildid_cache_vma_lookup(current->mm, addr, id, NULL, &offset), 0);
 	KUNIT_EXPECT_MEMEQ(test, id, want, BUILD_ID_SIZE_MAX);
 	KUNIT_EXPECT_EQ(test, offset, want_offset);
 }
@@ -890,7 +890,7 @@ static int vma_lookup_ret(unsigned long addr)
 	unsigned char id[BUILD_ID_SIZE_MAX];
 	u64 offset;
 
-	return buildid_cache_vma_lookup(current->mm, addr, id, &offset);
+	return buildid_cache_vma_lookup(current->mm, addr, id, NULL, &offset);
 }
 
 /*
@@ -1119,7 +1119,8 @@ static void remap_test_lookup(void)
 	u64 offset;
 	int ret, k;
 
-	ret = buildid_cache_vma_lookup(remap_test.mm, remap_test.addr + REMAP_OFFSET, id, &offset);
+	ret = buildid_cache_vma_lookup(remap_test.mm, remap_test.addr + REMAP_OFFSET, id, NULL,
+				       &offset);
 	if (ret == -EAGAIN) {
 		atomic_inc(&remap_test.again);
 		return;

@@ -57,7 +57,7 @@ bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt);
 void __buildid_cache_mmap(struct file *file);
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-			     unsigned char *build_id, u64 *offset);
+			     unsigned char *build_id, u32 *size, u64 *offset);
 
 /* Where a fill calls the KUnit suite's hook. */
 enum buildid_cache_fill_stage {
@@ -115,7 +115,7 @@ static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
 static inline void buildid_cache_umount(struct vfsmount *mnt) { }
 static inline int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-					   unsigned char *build_id, u64 *offset)
+					   unsigned char *build_id, u32 *size, u64 *offset)
 {
 	return -EAGAIN;
 }

@@ -50,6 +50,7 @@ module! {
 const FLAG_SLEEPABLE: u32 = uapi::BUILDID_SLEEPABLE;
 const FLAG_VMA_UNCACHED: u32 = uapi::BUILDID_VMA_UNCACHED;
 const FLAG_VMA_C_REFERENCE: u32 = uapi::BUILDID_VMA_C_REFERENCE;
+const FLAG_VMA_LOCKLESS: u32 = uapi::BUILDID_VMA_LOCKLESS;
 
 /// Longest argument struct accepted; the tail past what this driver knows must be zero.
 const MAX_ARG_SIZE: usize = 4096;
@@ -238,9 +239,10 @@ fn query_file(ptr: usize) -> Result<isize> {
 fn query_vma(ptr: usize) -> Result<isize> {
     let mut arg = Arg::<VmaQuery>::read(ptr, 24)?;
     let query = &mut arg.value.0;
+    let lockless = query.flags == FLAG_VMA_LOCKLESS;
     let mode = parse_mode(query.flags & FLAG_SLEEPABLE)?;
     let implementation = match query.flags & !FLAG_SLEEPABLE {
-        0 => Implementation::Rust,
+        0 | FLAG_VMA_LOCKLESS => Implementation::Rust,
         FLAG_VMA_UNCACHED => Implementation::RustUncached,
         FLAG_VMA_C_REFERENCE => Implementation::C,
         _ => return Err(EINVAL),
@@ -253,6 +255,14 @@ fn query_vma(ptr: usize) -> Result<isize> {
     // The permission check of reading `/proc/<pid>/maps`.
     let mm = MmWithUser::access(&task, bindings::PTRACE_MODE_READ_FSCREDS)?;
     let addr = usize::try_from(query.addr).map_err(|_| ENOENT)?;
+    if lockless {
+        // What the BPF stack helpers get for a frame: no range, the offset of `addr`.
+        let (id, offset) = vma_lookup_lockless(&mm, addr)?;
+        (query.vma_start, query.vma_end, query.vma_offset) = (0, 0, offset);
+        (query.build_id_size, query.build_id) = build_id_fields(&id);
+        arg.write_back()?;
+        return Ok(0);
+    }
     // Parse with the mmap lock dropped: a sleepable parse may read the file.
     let (file, start, end, pgoff) = {
         let mmap = mm.mmap_read_lock_killable()?;
@@ -267,6 +277,18 @@ fn query_vma(ptr: usize) -> Result<isize> {
     (query.build_id_size, query.build_id) = build_id_fields(&id);
     arg.write_back()?;
     Ok(0)
+}
+
+/// The build ID and file offset of `addr` as the BPF stack helpers look a frame up.
+#[cfg(CONFIG_BUILDID_CACHE)]
+fn vma_lookup_lockless(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
+    buildid::cache::vma_lookup(mm, addr)
+}
+
+/// Without the build ID cache, the BPF stack helpers answer no frame without `mmap_lock`.
+#[cfg(not(CONFIG_BUILDID_CACHE))]
+fn vma_lookup_lockless(_mm: &MmWithUser, _addr: usize) -> Result<(BuildId, u64)> {
+    Err(EAGAIN)
 }
 
 /// One parse as the benchmark runs it: the ID size or the negative errno.

@@ -31,6 +31,13 @@
 /* Flags of the VMA query that choose the parser (exclusive). */
 #define BUILDID_VMA_UNCACHED	2	/* the Rust parser without the build ID cache */
 #define BUILDID_VMA_C_REFERENCE	4	/* the C reference (CONFIG_BUILDID_C_REFERENCE) */
+/*
+ * Flag of the VMA query, alone: the build ID cache without mmap_lock, as
+ * the BPF stack helpers ask it for a frame (EAGAIN where they go on under
+ * mmap_lock).  @vma_start and @vma_end are then 0, and @vma_offset is the
+ * file offset of @addr itself.
+ */
+#define BUILDID_VMA_LOCKLESS	8
 /* Flags of the benchmark (exclusive). */
 #define BUILDID_C_REFERENCE	1
 #define BUILDID_UNCACHED	2

@@ -54,6 +54,7 @@ use crate::{
         inode::{Inode, Timestamp},
     },
     init::InPlaceInit,
+    mm::MmWithUser,
     new_spinlock,
     sync::{rcu, SpinLock},
 };
@@ -820,6 +821,39 @@ impl PageCache for FillSource<'_> {
             Err(_) => Err(Errno::from(Error::from_errno(ret as crate::ffi::c_int))),
         }
     }
+}
+
+/// The cached build ID of the file mapped at `addr` in `mm`, and the file offset of `addr`, as
+/// the BPF stack helpers ask for a frame's: without `mmap_lock` or any other lock, reading the VMA
+/// with `vma_snapshot_under_rcu()`. A miss queues a fill.
+///
+/// Fails with [`ENOENT`] if no file is mapped at `addr`, [`EINVAL`] if the file is not a regular
+/// file or is cached as having no build ID, and [`EAGAIN`] if the VMA could not be read without
+/// its lock, the cache has no answer, or lockless lookups are off
+/// (`kernel.buildid_cache.lockless_vma`). Usable in any context, NMI included.
+pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
+    let mut id = [0u8; elf::BUILD_ID_SIZE_MAX];
+    let mut size = 0u32;
+    let mut offset = 0u64;
+    // SAFETY: `mm` has a user for the duration of the borrow; the out pointers are valid for
+    // `BUILD_ID_SIZE_MAX` bytes, a `u32` and a `u64`.
+    let ret = unsafe {
+        bindings::buildid_cache_vma_lookup(
+            mm.as_raw(),
+            addr,
+            id.as_mut_ptr(),
+            &mut size,
+            &mut offset,
+        )
+    };
+    if ret < 0 {
+        return Err(Error::from_errno(ret));
+    }
+    let id = id
+        .get(..size as usize)
+        .and_then(BuildId::new)
+        .ok_or(EINVAL)?;
+    Ok((id, offset))
 }
 
 /// Queues a fill of `file` for the worker; any context, NMI included.
