@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/buildid_dev.h>
 
 #include "../kselftest_harness.h"
 #include "buildid_util.h"
@@ -941,6 +942,57 @@ static void *change_mapping_until_stopped(void *arg)
 }
 
 /*
+ * The lookup that the stack helpers make for a frame, without mmap_lock,
+ * asked through /dev/buildid as fast as one thread can: a sample rate of
+ * 1 kHz rarely lands in a writer's few stores to a VMA, this does.  Each
+ * answer is sorted as perf_race sorts a sample.
+ */
+struct prober {
+	int dev;
+	uint64_t addr;
+	const struct race_result *race;
+	bool stop;			/* __atomic: the test thread sets it */
+	unsigned int valid[2], again, gap, wrong;
+	uint64_t wrong_offset;
+};
+
+static void *probe_until_stopped(void *arg)
+{
+	struct prober *p = arg;
+	const struct race_result *race = p->race;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+		struct buildid_vma_query q = {
+			.size = sizeof(q), .flags = BUILDID_VMA_LOCKLESS, .addr = p->addr,
+		};
+		uint64_t rel = p->addr - race->map_start;
+		unsigned int k;
+
+		if (ioctl(p->dev, BUILDID_IOC_VMA, &q)) {
+			if (errno == EAGAIN)
+				p->again++;
+			else if (errno == ENOENT)
+				p->gap++;
+			else
+				p->wrong++;
+			continue;
+		}
+		for (k = 0; k < 2; k++) {
+			if (q.build_id_size == 20 && !memcmp(q.build_id, race->ids[k], 20) &&
+			    q.vma_offset == rel + race->pgoff[k])
+				break;
+		}
+		if (k < 2) {
+			p->valid[k]++;
+		} else {
+			p->wrong++;
+			p->wrong_offset = q.vma_offset;
+		}
+	}
+	return NULL;
+}
+
+/*
  * bpf_get_stack() with build IDs from a perf_event program (hard interrupt
  * context) while the process runs code at an address whose mapping another
  * thread keeps changing: two ELF files with the same code and different
@@ -948,7 +1000,9 @@ static void *change_mapping_until_stopped(void *arg)
  * turn at one address from those pages (or one mapping split and merged
  * around it).  mmap_lock is held for writing much of the time, and the
  * frames are read without it: every VALID frame has one file's build ID
- * with the offset from that file's mapping, and each file is seen.
+ * with the offset from that file's mapping, and each file is seen.  A
+ * third thread asks the same lookup through /dev/buildid in a loop, with
+ * the same verdict.
  */
 static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_data_stack *self,
 			      enum mapping_change change)
@@ -956,7 +1010,9 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	struct elf_craft c = { .phoff = 0x40, .note_off = 2 * PAGE + 0x10, .size = 3 * PAGE,
 			       .code = spin_code, .code_size = sizeof(spin_code) };
 	struct remapper r = { .change = change };
+	struct prober probe = { .race = &self->data.race };
 	char path[PATH_MAX + 16], type[32];
+	pthread_t prober;
 	void (*spin)(unsigned long count);
 	struct build_id ids[2];
 	long lockless;
@@ -999,8 +1055,15 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	}
 	lockless = buildid_cache_stat("vma_lockless");
 	ASSERT_LE(0, lockless);
+	probe.dev = open_buildid_dev();
+	ASSERT_LE(0, probe.dev) TH_LOG("/dev/buildid: %m (CONFIG_SAMPLE_RUST_BUILDID)");
+	probe.addr = (uintptr_t)spin;
+	ASSERT_EQ(0, pthread_create(&prober, NULL, probe_until_stopped, &probe));
 	round = sample_race(_metadata, self, spin, change_mapping_until_stopped, &r, &r.ctl, 50,
 			    change != SPLIT_MPROTECT);
+	__atomic_store_n(&probe.stop, true, __ATOMIC_RELAXED);
+	pthread_join(prober, NULL);
+	close(probe.dev);
 	munmap(map, change == SPLIT_MPROTECT ? 2 * PAGE : PAGE);
 	close(r.fd[0]);
 	close(r.fd[1]);
@@ -1009,8 +1072,13 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	       round, self->data.race.samples, r.ctl.changes, self->data.race.seen[0],
 	       self->data.race.seen[1], self->data.race.ip_only,
 	       buildid_cache_stat("vma_lockless") - lockless);
+	TH_LOG("probes: %u and %u valid, %u retry, %u in no mapping, %u wrong",
+	       probe.valid[0], probe.valid[1], probe.again, probe.gap, probe.wrong);
 	EXPECT_EQ(0, r.ctl.err);
 	expect_no_wrong_frame(_metadata, self);
+	EXPECT_EQ(0, probe.wrong) TH_LOG("last wrong offset %#llx",
+					 (unsigned long long)probe.wrong_offset);
+	EXPECT_LT(0, probe.valid[0] + probe.valid[1]);
 	EXPECT_LE(50, r.ctl.changes);
 	EXPECT_LT(lockless, buildid_cache_stat("vma_lockless")) TH_LOG("no frame was read without mmap_lock");
 	if (change == SPLIT_MPROTECT) {

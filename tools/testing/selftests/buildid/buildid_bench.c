@@ -902,9 +902,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: buildid_bench LARGE_ELF\n");
 		return 2;
 	}
-	dev = open("/dev/buildid", O_RDONLY | O_CLOEXEC);
-	if (dev < 0 && !system("modprobe rust_buildid"))
-		dev = open("/dev/buildid", O_RDONLY | O_CLOEXEC);
+	dev = open_buildid_dev();
 	if (dev < 0)
 		die("/dev/buildid");
 	setvbuf(stdout, NULL, _IOLBF, 0);

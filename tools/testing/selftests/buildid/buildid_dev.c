@@ -28,15 +28,6 @@
 #include <linux/buildid_dev.h>
 #include "buildid_util.h"
 
-static int open_device(void)
-{
-	int fd = open("/dev/buildid", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 && errno == ENOENT && !system("modprobe rust_buildid"))
-		fd = open("/dev/buildid", O_RDONLY | O_CLOEXEC);
-	return fd;
-}
-
 static int ioctl_err(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
@@ -69,7 +60,7 @@ FIXTURE(dev) {
 
 FIXTURE_SETUP(dev)
 {
-	self->dev = open_device();
+	self->dev = open_buildid_dev();
 	ASSERT_LE(0, self->dev) TH_LOG("/dev/buildid: %m (CONFIG_SAMPLE_RUST_BUILDID)");
 	snprintf(self->dir, sizeof(self->dir), "%s/dev.XXXXXX", scratch_dir());
 	ASSERT_NE(NULL, mkdtemp(self->dir));
@@ -255,7 +246,7 @@ TEST_F(dev, vma_query_other_process)
 	}
 	/* The child runs the same binary at the same addresses. */
 	q.pid = child;
-	q.addr = (uintptr_t)open_device;
+	q.addr = (uintptr_t)open_buildid_dev;
 	EXPECT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
 	EXPECT_TRUE(build_id_equal(&exe_id, q.build_id, q.build_id_size));
 	kill(child, SIGKILL);
@@ -265,7 +256,7 @@ TEST_F(dev, vma_query_other_process)
 
 	/* Without root, another user's process is off limits, one's own is not. */
 	EXPECT_EQ(0, as_nobody(query_pid1, self->dev, (void *)(uintptr_t)0x400000));
-	EXPECT_EQ(0, as_nobody(query_own, self->dev, (void *)open_device));
+	EXPECT_EQ(0, as_nobody(query_own, self->dev, (void *)open_buildid_dev));
 }
 
 static int bench_as_nobody(int dev, void *arg)
@@ -1026,7 +1017,7 @@ TEST_F_TIMEOUT(dev, busy_ioctls_signal_and_unload, 300)
 	self->dev = -1;
 	EXPECT_EQ(0, system("modprobe -r rust_buildid"));
 	EXPECT_EQ(0, system("modprobe rust_buildid"));
-	self->dev = open_device();
+	self->dev = open_buildid_dev();
 	ASSERT_LE(0, self->dev);
 }
 
@@ -1051,7 +1042,7 @@ TEST_F_TIMEOUT(dev, load_unload_100, 600)
 		close(dev);
 	}
 	EXPECT_TRUE(build_id_equal(&self->lib_id, q.build_id, q.build_id_size));
-	self->dev = open_device();
+	self->dev = open_buildid_dev();
 	close(q.fd);
 }
 

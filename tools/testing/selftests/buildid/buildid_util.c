@@ -997,6 +997,15 @@ int fault_injection_arm(const char *name, bool on)
 	return 0;
 }
 
+int open_buildid_dev(void)
+{
+	int fd = open("/dev/buildid", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && !system("modprobe rust_buildid"))
+		fd = open("/dev/buildid", O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
 long buildid_cache_stat(const char *name)
 {
 	char buf[1024], *p;

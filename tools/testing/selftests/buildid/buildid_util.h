@@ -159,6 +159,8 @@ int write_string(const char *path, const char *value);
 int fault_injection_arm(const char *name, bool on);
 /* A counter of /sys/kernel/debug/buildid_cache/stats ("hits", ...), or -errno. */
 long buildid_cache_stat(const char *name);
+/* /dev/buildid, loading the sample module if needed; the fd, or -1 with errno set. */
+int open_buildid_dev(void);
 
 /*
  * What perf record --buildid-mmap records: runs @argv (PATH searched) under
