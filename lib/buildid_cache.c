@@ -188,6 +188,19 @@ static void buildid_defer_done(struct file *file)
 		wake_up_var(&buildid_defer_pending);
 }
 
+/*
+ * A reference that may be to any file (DEFER_DROP_ONLY), even a device or
+ * a socket whose release blocks: dropped with fput(), which leaves a last
+ * release to the delayed fput work rather than to this worker, and which
+ * buildid_cache_drain() flushes.
+ */
+static void buildid_defer_drop(struct file *file)
+{
+	fput(file);
+	if (atomic_dec_and_test(&buildid_defer_pending))
+		wake_up_var(&buildid_defer_pending);
+}
+
 static void buildid_defer_irq_fn(struct irq_work *work)
 {
 	queue_work(buildid_cache_wq, &buildid_defer_work);
@@ -199,15 +212,20 @@ static bool buildid_defer_recently(struct inode *inode)
 {
 	unsigned long key = (unsigned long)inode;
 	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
-	unsigned long now = jiffies;
 
-	if (READ_ONCE(buildid_defer_recent[h].inode) == key &&
-	    time_before(now, READ_ONCE(buildid_defer_recent[h].when) +
-			     DEFER_RECENT_JIFFIES))
-		return true;
+	return READ_ONCE(buildid_defer_recent[h].inode) == key &&
+	       time_before(jiffies, READ_ONCE(buildid_defer_recent[h].when) +
+				    DEFER_RECENT_JIFFIES);
+}
+
+/* @inode's file was queued: a miss in the next DEFER_RECENT_JIFFIES does not queue it again. */
+static void buildid_defer_mark(struct inode *inode)
+{
+	unsigned long key = (unsigned long)inode;
+	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
+
 	WRITE_ONCE(buildid_defer_recent[h].inode, key);
-	WRITE_ONCE(buildid_defer_recent[h].when, now);
-	return false;
+	WRITE_ONCE(buildid_defer_recent[h].when, jiffies);
 }
 
 /* Reserves a slot of a ring for a deferred fill of @inode's file, or NULL. */
@@ -241,6 +259,8 @@ static struct file **buildid_defer_reserve(struct inode *inode)
 /* Hands a referenced file (or a tagged one) to the worker in a reserved slot. */
 static void buildid_defer_publish(struct file **slot, struct file *file)
 {
+	if (!((unsigned long)file & DEFER_DROP_ONLY))
+		buildid_defer_mark(file_inode(file));
 	atomic_inc(&buildid_defer_pending);
 	/* Pairs with the worker's smp_load_acquire(): the file is referenced. */
 	smp_store_release(slot, file);
@@ -312,7 +332,7 @@ static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
  * So a sample in NMI, or of a process whose other threads hold mmap_lock,
  * gets the build ID; a miss queues a fill.
  *
- * Return: 0; -ENOENT if no file is mapped at @addr; -EINVAL if the file is
+ * Return: 0; -ENOENT if no file was mapped at @addr; -EINVAL if the file is
  * not a regular file or is cached as having no build ID; -EAGAIN if the
  * VMA could not be read without its lock, the cache has no answer yet, or
  * lockless lookups are off: then ask under mmap_lock.
@@ -328,11 +348,11 @@ int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 		return -EAGAIN;
 
 	rcu_read_lock();
-	if (!vma_snapshot_under_rcu(mm, addr, &snap)) {
-		err = -EAGAIN;
-	} else if (!snap.file) {
+	/* -ENOENT from it: nothing was mapped there at one instant. */
+	err = vma_snapshot_under_rcu(mm, addr, &snap);
+	if (!err && !snap.file)
 		err = -ENOENT;
-	} else {
+	if (!err) {
 		err = buildid_cache_lookup_inode(snap.inode, build_id, size);
 		if (err == -ENOENT) {
 			buildid_cache_defer_fill_unpinned(&snap);
@@ -343,8 +363,6 @@ int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 
 	if (!err)
 		*offset = ((u64)snap.pgoff << PAGE_SHIFT) + addr - snap.start;
-	buildid_cache_count(err == -EAGAIN ? BUILDID_CACHE_VMA_LOCKED :
-					     BUILDID_CACHE_VMA_LOCKLESS);
 	return err;
 }
 
@@ -440,7 +458,7 @@ static void buildid_defer_work_fn(struct work_struct *work)
 			/* Only this (ordered) worker empties filled slots. */
 			WRITE_ONCE(ring->slot[i], NULL);
 			if ((unsigned long)file & DEFER_DROP_ONLY)
-				buildid_defer_done((struct file *)((unsigned long)file &
+				buildid_defer_drop((struct file *)((unsigned long)file &
 								   ~DEFER_DROP_ONLY));
 			else
 				buildid_defer_dispatch(file);

@@ -943,6 +943,7 @@ static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
 {
 	struct file *f = elf_file(test, 31);
 	unsigned long addr;
+	long refs;
 
 	if (!IS_ENABLED(CONFIG_PER_VMA_LOCK))
 		kunit_skip(test, "needs CONFIG_PER_VMA_LOCK");
@@ -951,9 +952,12 @@ static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
 	buildid_cache_forget_inode(file_inode(f), BUILDID_CACHE_INVALIDATION);
 	KUNIT_ASSERT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
 
+	refs = file_count(f);
 	KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -EAGAIN);
 	KUNIT_ASSERT_EQ(test, buildid_cache_drain(), 0);
 	KUNIT_EXPECT_TRUE(test, buildid_cache_has_inode(file_inode(f)));
+	/* The worker dropped the reference that the lookup took. */
+	KUNIT_EXPECT_EQ(test, file_count(f), refs);
 	expect_vma_served(test, addr, 31, 0);
 }
 

@@ -114,6 +114,7 @@ static inline void buildid_cache_mmap(struct file *file, unsigned long prot) { }
 static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
 static inline void buildid_cache_umount(struct vfsmount *mnt) { }
+static inline void buildid_cache_count(enum buildid_cache_stat stat) { }
 static inline int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 					   unsigned char *build_id, u32 *size, u64 *offset)
 {
