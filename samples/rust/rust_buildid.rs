@@ -239,7 +239,10 @@ fn query_file(ptr: usize) -> Result<isize> {
 fn query_vma(ptr: usize) -> Result<isize> {
     let mut arg = Arg::<VmaQuery>::read(ptr, 24)?;
     let query = &mut arg.value.0;
-    let lockless = query.flags == FLAG_VMA_LOCKLESS;
+    let lockless = query.flags & FLAG_VMA_LOCKLESS != 0;
+    if lockless && query.flags != FLAG_VMA_LOCKLESS {
+        return Err(EINVAL);
+    }
     let mode = parse_mode(query.flags & FLAG_SLEEPABLE)?;
     let implementation = match query.flags & !FLAG_SLEEPABLE {
         0 | FLAG_VMA_LOCKLESS => Implementation::Rust,

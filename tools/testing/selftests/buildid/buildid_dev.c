@@ -172,9 +172,12 @@ TEST_F(dev, struct_sizes)
 TEST_F(dev, vma_query_self)
 {
 	struct buildid_vma_query q = { .size = sizeof(q), .flags = BUILDID_SLEEPABLE };
+	struct cache_switch cache = {};
 	struct mapping m;
 	void *handle, *sym;
 
+	/* On before the library is mapped, for the lockless query below. */
+	ASSERT_EQ(0, cache_switch_set(&cache, 1)) TH_LOG("CONFIG_BUILDID_CACHE");
 	handle = dlopen(self->lib, RTLD_NOW | RTLD_LOCAL);
 	ASSERT_NE(NULL, handle) TH_LOG("dlopen: %s", dlerror());
 	sym = dlsym(handle, "buildid_lib_value");
@@ -200,8 +203,22 @@ TEST_F(dev, vma_query_self)
 	}
 	q.flags = BUILDID_VMA_UNCACHED | BUILDID_VMA_C_REFERENCE;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
-	q.flags = 8;
+	q.flags = BUILDID_VMA_LOCKLESS | BUILDID_SLEEPABLE;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	q.flags = 16;
+	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	/*
+	 * As the BPF stack helpers ask for a frame, without mmap_lock: the
+	 * cache has the library (its mmap(PROT_EXEC) filled it), there is no
+	 * range, and the offset is the address's own.
+	 */
+	q.flags = BUILDID_VMA_LOCKLESS;
+	memset(q.build_id, 0, sizeof(q.build_id));
+	EXPECT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	EXPECT_TRUE(build_id_equal(&self->lib_id, q.build_id, q.build_id_size));
+	EXPECT_EQ(0, q.vma_start);
+	EXPECT_EQ(0, q.vma_end);
+	EXPECT_EQ(m.offset + q.addr - m.start, q.vma_offset);
 	q.flags = BUILDID_SLEEPABLE;
 	dlclose(handle);
 
@@ -213,6 +230,7 @@ TEST_F(dev, vma_query_self)
 	EXPECT_EQ(-ENOENT, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
 	q.pid = -5;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	cache_switch_restore(&cache);
 }
 
 static int query_pid1(int dev, void *arg)
