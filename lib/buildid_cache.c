@@ -121,6 +121,13 @@ void buildid_cache_count(enum buildid_cache_stat stat)
 		this_cpu_inc(buildid_cache_stats[stat]);
 }
 
+/* buildid_cache_count() @n times. */
+void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n)
+{
+	if (stat < BUILDID_CACHE_NR_STATS)
+		this_cpu_add(buildid_cache_stats[stat], n);
+}
+
 /*
  * Files waiting for a deferred fill; a slot is NULL, RESERVED or a file,
  * tagged DEFER_DROP_ONLY when the reference may be to another file than the
@@ -325,7 +332,8 @@ static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
  * @addr: a user address
  * @build_id: where the build ID goes, BUILD_ID_SIZE_MAX bytes, zero-padded
  * @size: where its size goes, or NULL
- * @offset: where the file offset of @addr goes
+ * @range: where the VMA's range and the file offset of its start go: every
+ *	address in it mapped the same file at that instant
  *
  * Reads the VMA with vma_snapshot_under_rcu() and looks its file's inode up
  * in the cache: no lock of any kind, no wait for a writer, no allocation.
@@ -338,7 +346,8 @@ static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
  * lockless lookups are off: then ask under mmap_lock.
  */
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-			     unsigned char *build_id, u32 *size, u64 *offset)
+			     unsigned char *build_id, u32 *size,
+			     struct buildid_vma_range *range)
 {
 	struct vma_snapshot snap;
 	int err;
@@ -361,8 +370,11 @@ int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 	}
 	rcu_read_unlock();
 
-	if (!err)
-		*offset = ((u64)snap.pgoff << PAGE_SHIFT) + addr - snap.start;
+	if (!err) {
+		range->start = snap.start;
+		range->end = snap.end;
+		range->offset = (u64)snap.pgoff << PAGE_SHIFT;
+	}
 	return err;
 }
 

@@ -877,20 +877,22 @@ static unsigned long map_file(struct kunit *test, struct file *file, unsigned lo
 static void expect_vma_served(struct kunit *test, unsigned long addr, u32 seed, u64 want_offset)
 {
 	unsigned char id[BUILD_ID_SIZE_MAX], want[BUILD_ID_SIZE_MAX];
-	u64 offset = 0;
+	struct buildid_vma_range range;
 
 	expected_id(want, seed);
-	KUNIT_ASSERT_EQ(test, buildid_cache_vma_lookup(current->mm, addr, id, NULL, &offset), 0);
+	KUNIT_ASSERT_EQ(test, buildid_cache_vma_lookup(current->mm, addr, id, NULL, &range), 0);
 	KUNIT_EXPECT_MEMEQ(test, id, want, BUILD_ID_SIZE_MAX);
-	KUNIT_EXPECT_EQ(test, offset, want_offset);
+	KUNIT_EXPECT_LE(test, range.start, addr);
+	KUNIT_EXPECT_GT(test, range.end, addr);
+	KUNIT_EXPECT_EQ(test, range.offset + addr - range.start, want_offset);
 }
 
 static int vma_lookup_ret(unsigned long addr)
 {
 	unsigned char id[BUILD_ID_SIZE_MAX];
-	u64 offset;
+	struct buildid_vma_range range;
 
-	return buildid_cache_vma_lookup(current->mm, addr, id, NULL, &offset);
+	return buildid_cache_vma_lookup(current->mm, addr, id, NULL, &range);
 }
 
 /*
@@ -1120,11 +1122,13 @@ static struct {
 static void remap_test_lookup(void)
 {
 	unsigned char id[BUILD_ID_SIZE_MAX], want[BUILD_ID_SIZE_MAX];
+	unsigned long addr = remap_test.addr + REMAP_OFFSET;
+	struct buildid_vma_range range = {};
 	u64 offset;
 	int ret, k;
 
-	ret = buildid_cache_vma_lookup(remap_test.mm, remap_test.addr + REMAP_OFFSET, id, NULL,
-				       &offset);
+	ret = buildid_cache_vma_lookup(remap_test.mm, addr, id, NULL, &range);
+	offset = range.offset + addr - range.start;
 	if (ret == -EAGAIN) {
 		atomic_inc(&remap_test.again);
 		return;

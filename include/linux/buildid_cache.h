@@ -17,6 +17,16 @@ struct inode;
 struct mm_struct;
 struct vfsmount;
 
+/*
+ * What buildid_cache_vma_lookup() saw of a VMA, at one instant: its range
+ * and the file offset of its start.
+ */
+struct buildid_vma_range {
+	unsigned long start;
+	unsigned long end;
+	u64 offset;
+};
+
 /* The per-CPU counters, in the order debugfs prints them. */
 enum buildid_cache_stat {
 	BUILDID_CACHE_HIT,
@@ -57,7 +67,9 @@ bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt);
 void __buildid_cache_mmap(struct file *file);
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-			     unsigned char *build_id, u32 *size, u64 *offset);
+			     unsigned char *build_id, u32 *size,
+			     struct buildid_vma_range *range);
+void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n);
 
 /* Where a fill calls the KUnit suite's hook. */
 enum buildid_cache_fill_stage {
@@ -115,8 +127,10 @@ static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
 static inline void buildid_cache_umount(struct vfsmount *mnt) { }
 static inline void buildid_cache_count(enum buildid_cache_stat stat) { }
+static inline void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n) { }
 static inline int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-					   unsigned char *build_id, u32 *size, u64 *offset)
+					   unsigned char *build_id, u32 *size,
+					   struct buildid_vma_range *range)
 {
 	return -EAGAIN;
 }

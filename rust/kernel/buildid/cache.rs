@@ -834,16 +834,16 @@ impl PageCache for FillSource<'_> {
 pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
     let mut id = [0u8; elf::BUILD_ID_SIZE_MAX];
     let mut size = 0u32;
-    let mut offset = 0u64;
+    let mut range = bindings::buildid_vma_range::default();
     // SAFETY: `mm` has a user for the duration of the borrow; the out pointers are valid for
-    // `BUILD_ID_SIZE_MAX` bytes, a `u32` and a `u64`.
+    // `BUILD_ID_SIZE_MAX` bytes, a `u32` and a `buildid_vma_range`.
     let ret = unsafe {
         bindings::buildid_cache_vma_lookup(
             mm.as_raw(),
             addr,
             id.as_mut_ptr(),
             &mut size,
-            &mut offset,
+            &mut range,
         )
     };
     if ret < 0 {
@@ -853,6 +853,8 @@ pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
         .get(..size as usize)
         .and_then(BuildId::new)
         .ok_or(EINVAL)?;
+    // The range covers `addr`.
+    let offset = range.offset.wrapping_add(addr.wrapping_sub(range.start) as u64);
     Ok((id, offset))
 }
 
