@@ -854,7 +854,9 @@ pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
         .and_then(BuildId::new)
         .ok_or(EINVAL)?;
     // The range covers `addr`.
-    let offset = range.offset.wrapping_add(addr.wrapping_sub(range.start) as u64);
+    let offset = range
+        .offset
+        .wrapping_add(addr.wrapping_sub(range.start) as u64);
     Ok((id, offset))
 }
 
