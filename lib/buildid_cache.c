@@ -112,7 +112,8 @@ bool buildid_cache_sealed_against_writes(struct file *file)
 	return seals >= 0 && (seals & F_SEAL_WRITE);
 }
 
-static DEFINE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
+/* Also incremented by the Rust lookup itself: see buildid_cache.h. */
+DEFINE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 
 void buildid_cache_count(enum buildid_cache_stat stat)
 {

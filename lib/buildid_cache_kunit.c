@@ -156,16 +156,33 @@ static void buildid_cache_suite_exit(struct kunit_suite *suite)
 	test_mnt = NULL;
 }
 
+/* A counter of lib/buildid_cache.c, summed over the CPUs as debugfs does. */
+static unsigned long stat_sum(enum buildid_cache_stat stat)
+{
+	unsigned long sum = 0;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(buildid_cache_stats, cpu)[stat];
+	return sum;
+}
+
 static void buildid_cache_fill_and_hit(struct kunit *test)
 {
 	struct file *f = elf_file(test, 1);
 	struct vm_area_struct vma = { .vm_file = f };
 	unsigned char id[BUILD_ID_SIZE_MAX], want[BUILD_ID_SIZE_MAX];
+	unsigned long hits, misses;
 	u32 size = 0;
 
+	/* The lookup counts in place on x86-64: each in its own counter. */
+	hits = stat_sum(BUILDID_CACHE_HIT);
+	misses = stat_sum(BUILDID_CACHE_MISS);
 	KUNIT_EXPECT_EQ(test, lookup(f), -ENOENT);
+	KUNIT_EXPECT_EQ(test, stat_sum(BUILDID_CACHE_MISS), misses + 1);
 	fill_cache(test, f);
 	expect_cached(test, f, 1);
+	KUNIT_EXPECT_EQ(test, stat_sum(BUILDID_CACHE_HIT), hits + 1);
 	/* Every entry point answers from it. */
 	expected_id(want, 1);
 	KUNIT_EXPECT_EQ(test, build_id_parse_nofault(&vma, id, &size), 0);

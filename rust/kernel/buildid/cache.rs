@@ -81,10 +81,36 @@ pub use bindings::{
     buildid_cache_stat_BUILDID_CACHE_REPLACEMENT as REPLACEMENT,
 };
 
+/// Increments this CPU's counter of `stat`. Usable in any context, NMI included.
+///
+/// On x86-64 SMP this is `this_cpu_inc()` in place: every cache hit counts, and a call into C
+/// would cost a hit an eighth of its time, as Rust cannot inline the C macro.
+#[inline]
 fn count(stat: Stat) {
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+    if stat < bindings::buildid_cache_stat_BUILDID_CACHE_NR_STATS {
+        // SAFETY: The instruction `this_cpu_inc(buildid_cache_stats[stat])` emits on x86-64
+        // SMP, where `%gs` holds this CPU's per-CPU base and a per-CPU symbol's address is its
+        // offset from that base. `stat` is in bounds of the array. One read-modify-write
+        // instruction cannot be split by an interrupt, an NMI or a migration, so it is safe in
+        // any context; it touches no stack and only that counter.
+        unsafe {
+            core::arch::asm!(
+                "incq %gs:{stats}(,{stat},8)",
+                stats = sym bindings::buildid_cache_stats,
+                stat = in(reg) stat as usize,
+                options(att_syntax, nostack),
+            )
+        };
+        return;
+    }
     // SAFETY: An FFI call that only increments a per-CPU counter; usable in any context.
     unsafe { bindings::buildid_cache_count(stat) };
 }
+
+// `count()`'s `incq` increments an `unsigned long`.
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+const _: () = assert!(core::mem::size_of::<core::ffi::c_ulong>() == 8);
 
 /// What a parse found for one inode, and what the inode looked like before the parse.
 ///
