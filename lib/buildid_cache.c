@@ -327,6 +327,17 @@ static void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap)
 /* Whether BPF stack build IDs read VMAs without mmap_lock (the lockless_vma sysctl). */
 static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
 
+/*
+ * Whether buildid_cache_vma_lookup() may answer: lockless lookups are on, and
+ * so is the cache.  A caller that walks many addresses asks once, and takes
+ * the locked path for all of them when not.
+ */
+bool buildid_cache_lockless_vma_enabled(void)
+{
+	return READ_ONCE(buildid_cache_lockless_vma) &&
+	       static_branch_unlikely(&buildid_cache_hooks);
+}
+
 /**
  * buildid_cache_vma_lookup() - The cached build ID of the file mapped at @addr, without mmap_lock.
  * @mm: a memory map of which the caller holds a user (current->mm, say)
@@ -353,8 +364,7 @@ int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 	struct vma_snapshot snap;
 	int err;
 
-	if (!READ_ONCE(buildid_cache_lockless_vma) ||
-	    !static_branch_unlikely(&buildid_cache_hooks))
+	if (!buildid_cache_lockless_vma_enabled())
 		return -EAGAIN;
 
 	rcu_read_lock();

@@ -77,6 +77,7 @@ void __buildid_cache_mmap(struct file *file);
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 			     unsigned char *build_id, u32 *size,
 			     struct buildid_vma_range *range);
+bool buildid_cache_lockless_vma_enabled(void);
 void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n);
 
 /* Where a fill calls the KUnit suite's hook. */
@@ -141,6 +142,11 @@ static inline int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long a
 					   struct buildid_vma_range *range)
 {
 	return -EAGAIN;
+}
+
+static inline bool buildid_cache_lockless_vma_enabled(void)
+{
+	return false;
 }
 
 #endif /* CONFIG_BUILDID_CACHE */

@@ -1032,7 +1032,7 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	pthread_t prober;
 	void (*spin)(unsigned long count);
 	struct build_id ids[2];
-	long lockless;
+	long lockless, locked;
 	unsigned int round, k;
 	void *map;
 
@@ -1072,6 +1072,8 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	}
 	lockless = buildid_cache_stat("vma_lockless");
 	ASSERT_LE(0, lockless);
+	locked = buildid_cache_stat("vma_locked");
+	ASSERT_LE(0, locked);
 	probe.dev = open_buildid_dev();
 	ASSERT_LE(0, probe.dev) TH_LOG("/dev/buildid: %m (CONFIG_SAMPLE_RUST_BUILDID)");
 	probe.addr = (uintptr_t)spin;
@@ -1102,8 +1104,12 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	EXPECT_EQ(0, probe.wrong) TH_LOG("last wrong offset %#llx",
 					 (unsigned long long)probe.wrong_offset);
 	EXPECT_LE(50, r.ctl.changes);
-	if (!lockless_vma)
+	if (!lockless_vma) {
+		/* Switched off, the lockless pass does not run at all. */
+		EXPECT_EQ(lockless, buildid_cache_stat("vma_lockless"));
+		EXPECT_EQ(locked, buildid_cache_stat("vma_locked"));
 		return;
+	}
 	EXPECT_LT(0, probe.valid[0] + probe.valid[1]);
 	EXPECT_LT(lockless, buildid_cache_stat("vma_lockless")) TH_LOG("no frame was read without mmap_lock");
 	switch (change) {
