@@ -434,18 +434,13 @@ TEST_F(stack, sleepable_read_without_mmap_lock)
 static int attach_cpu_clock(struct __test_metadata *_metadata, struct _test_data_stack *self,
 			    const char *prog_name)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000,
-		.disabled = 1, .exclude_kernel = 1,
-	};
 	struct bpf_program *prog;
 	struct bpf_link *link;
 	int fd;
 
-	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = perf_cpu_clock_open();
 	if (fd < 0)
-		TH_LOG("perf_event_open cpu-clock: %m");
+		TH_LOG("perf_event_open cpu-clock: %s", strerror(-fd));
 	prog = bpf_object__find_program_by_name(self->obj, prog_name);
 	link = fd >= 0 && prog ? bpf_program__attach_perf_event(prog, fd) : NULL;
 	if (!link) {
@@ -686,13 +681,6 @@ TEST_F(stack, vma_boundary_sleepable)
 {
 	vma_boundary(_metadata, self, true);
 }
-
-/* x86-64: spin %rdi times, then return. */
-static const unsigned char spin_code[] = {
-	0x48, 0x83, 0xef, 0x01,	/* loop: sub $1,%rdi */
-	0x75, 0xfa,		/* jne loop */
-	0xc3,			/* ret */
-};
 
 /* What a thread that changes the sampled code's file or mapping shares with the test. */
 struct race_control {
@@ -939,13 +927,8 @@ static void *change_mapping_until_stopped(void *arg)
 				p = r->addr;
 			break;
 		case BUSY_ANON:
-			p = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p != MAP_FAILED) {
-				memset(p, 1, 16 * PAGE);
-				munmap(p, 16 * PAGE);
-				p = r->addr;
-			}
+			errno = -busy_anon_once();
+			p = errno ? MAP_FAILED : r->addr;
 			break;
 		}
 		if (p != r->addr)

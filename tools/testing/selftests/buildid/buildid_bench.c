@@ -9,12 +9,15 @@
  * Markdown, and "PLOT" lines for the harness' picture.  Not a test: it
  * asserts nothing about speed.
  *
- * Usage: buildid_bench LARGE_ELF   (files are copied to BUILDID_SCRATCH_DIR)
+ * Usage: buildid_bench LARGE_ELF [SECTION]...   (files are copied to
+ * BUILDID_SCRATCH_DIR); SECTION is parser, bpf, availability, busy or overhead,
+ * all of them if none is named.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include <linux/buildid_dev.h>
+#include <linux/perf_event.h>
 #include "buildid_util.h"
 #include "buildid_probe.h"
 #include "buildid_stack.h"
@@ -302,6 +306,32 @@ static uint64_t probe_run(struct bpf_object *obj, const char *prog_name, unsigne
 
 enum { BPF_CALLS = 2000 };
 
+/*
+ * Loads buildid_stack.bpf.o and sets its data to @data, recording this
+ * process; returns the fd of its .bss map, where the data is.
+ */
+static int load_stack_programs(struct bpf_object **obj, struct stack_test_data *data)
+{
+	struct bpf_map *map, *bss = NULL;
+	int key = 0;
+
+	*obj = bpf_object__open_file(test_file("buildid_stack.bpf.o"), NULL);
+	if (!*obj || bpf_object__load(*obj))
+		die("buildid_stack.bpf.o");
+	bpf_object__for_each_map(map, *obj) {
+		const char *name = bpf_map__name(map);
+
+		if (strlen(name) >= 4 && !strcmp(name + strlen(name) - 4, ".bss"))
+			bss = map;
+	}
+	if (!bss)
+		die(".bss");
+	data->target_tgid = getpid();
+	if (bpf_map_update_elem(bpf_map__fd(bss), &key, data, BPF_ANY))
+		die("update .bss");
+	return bpf_map__fd(bss);
+}
+
 static void bpf_rows(void)
 {
 	static const char * const progs[] = {
@@ -315,32 +345,18 @@ static void bpf_rows(void)
 	uint64_t runs[ARRAY_SIZE(progs)][BPF_ROUNDS];
 	struct spread ns[ARRAY_SIZE(progs)];
 	struct stack_test_data data = {};
-	struct bpf_map *map, *bss = NULL;
 	struct bpf_object *obj;
 	unsigned int r, k, p;
-	int key = 0;
+	int key = 0, bss;
 
-	obj = bpf_object__open_file(test_file("buildid_stack.bpf.o"), NULL);
-	if (!obj || bpf_object__load(obj))
-		die("buildid_stack.bpf.o");
-	bpf_object__for_each_map(map, obj) {
-		const char *name = bpf_map__name(map);
-
-		if (strlen(name) >= 4 && !strcmp(name + strlen(name) - 4, ".bss"))
-			bss = map;
-	}
-	if (!bss)
-		die(".bss");
-	data.target_tgid = getpid();
-	if (bpf_map_update_elem(bpf_map__fd(bss), &key, &data, BPF_ANY))
-		die("update .bss");
+	bss = load_stack_programs(&obj, &data);
 	/* Each round runs the three programs, in an order that rotates. */
 	for (r = 0; r < BPF_ROUNDS; r++)
 		for (k = 0; k < ARRAY_SIZE(progs); k++) {
 			p = (k + r) % ARRAY_SIZE(progs);
 			runs[p][r] = probe_run(obj, progs[p], BPF_CALLS);
 		}
-	if (bpf_map_lookup_elem(bpf_map__fd(bss), &key, &data))
+	if (bpf_map_lookup_elem(bss, &key, &data))
 		die("lookup .bss");
 	if (data.uprobe.frames[0].status != BPF_STACK_BUILD_ID_VALID ||
 	    data.uprobe_sleepable.frames[0].status != BPF_STACK_BUILD_ID_VALID) {
@@ -668,6 +684,211 @@ static void availability_rows(void)
 	}
 }
 
+/*
+ * BPF stack build IDs in a busy process: a cpu-clock perf_event program
+ * (hard interrupt context, the nofault path) samples a thread that runs
+ * code from a file on ext4 while another thread maps, touches and unmaps
+ * anonymous memory in a loop, as allocators do.
+ */
+
+#define LOCKLESS_VMA "/proc/sys/kernel/buildid_cache/lockless_vma"
+#define BUSY_SAMPLES 300
+#define BUSY_PAGE 4096UL
+
+struct busy_thread {
+	bool stop;		/* __atomic */
+	unsigned int cycles;	/* __atomic */
+	int err;
+};
+
+static void *busy_until_stopped(void *arg)
+{
+	struct busy_thread *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED) && !b->err) {
+		b->err = busy_anon_once();
+		__atomic_fetch_add(&b->cycles, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+struct busy_cell {
+	unsigned int samples, valid;
+	bool note_cached_after;
+	double cycles_per_s;
+};
+
+/*
+ * Maps @path (which fills the cache if it is on), leaves its note's page in
+ * the page cache or drops it, and samples the spin loop in it until
+ * BUSY_SAMPLES samples landed there, while a busy thread runs.
+ */
+static void busy_cell(struct bpf_object *obj, int bss, struct stack_test_data *data,
+		      const char *path, bool note_cached, struct busy_cell *cell)
+{
+	const uint64_t note_page = 2 * BUSY_PAGE;
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "perf_race");
+	struct busy_thread b = {};
+	void (*spin)(unsigned long count);
+	unsigned char id[20];
+	struct bpf_link *link;
+	pthread_t thread;
+	uint64_t t0;
+	int fd, pfd, key = 0;
+	time_t deadline;
+	void *map;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !prog)
+		die(path);
+	map = mmap(NULL, BUSY_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap the spin file");
+	/* A page under writeback stays: the file was just written. */
+	if (note_cached ? pread(fd, &key, sizeof(key), note_page) != sizeof(key) :
+			  fsync(fd) || posix_fadvise(fd, note_page, BUSY_PAGE, POSIX_FADV_DONTNEED))
+		die("page the note in or out");
+	key = 0;
+	if (file_page_cached(path, note_page) != note_cached) {
+		fprintf(stderr, "buildid_bench: the note's page is %scached\n",
+			note_cached ? "not " : "");
+		exit(1);
+	}
+	spin = (void *)((char *)map + 0x100);
+	memcpy(id, data->race.ids[0], sizeof(id));
+	data->race = (struct race_result){
+		.start = (uintptr_t)spin, .end = (uintptr_t)spin + sizeof(spin_code),
+		.map_start = (uintptr_t)map,
+	};
+	memcpy(data->race.ids[0], id, sizeof(id));
+	memcpy(data->race.ids[1], id, sizeof(id));
+	if (bpf_map_update_elem(bss, &key, data, BPF_ANY))
+		die("update .bss");
+	pfd = perf_cpu_clock_open();
+	if (pfd < 0) {
+		errno = -pfd;
+		die("perf_event_open cpu-clock");
+	}
+	link = bpf_program__attach_perf_event(prog, pfd);
+	if (!link)
+		die("attach perf_race");
+	if (pthread_create(&thread, NULL, busy_until_stopped, &b))
+		die("pthread_create");
+	ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0);
+	t0 = now_ns();
+	deadline = time(NULL) + 120;
+	while (time(NULL) < deadline) {
+		spin(2000000);
+		if (bpf_map_lookup_elem(bss, &key, data))
+			die("lookup .bss");
+		if (data->race.samples >= BUSY_SAMPLES)
+			break;
+	}
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	cell->cycles_per_s = b.cycles * 1e9 / (now_ns() - t0);
+	bpf_link__destroy(link);
+	close(pfd);
+	if (bpf_map_lookup_elem(bss, &key, data))
+		die("lookup .bss");
+	if (b.err) {
+		errno = -b.err;
+		die("the busy thread");
+	}
+	if (data->race.wrong || data->race.failed) {
+		fprintf(stderr, "buildid_bench: %u wrong and %u failed samples in the busy process\n",
+			data->race.wrong, data->race.failed);
+		exit(1);
+	}
+	cell->samples = data->race.samples;
+	cell->valid = data->race.seen[0] + data->race.seen[1];
+	cell->note_cached_after = file_page_cached(path, note_page) == 1;
+	munmap(map, BUSY_PAGE);
+	close(fd);
+}
+
+static void busy_process_rows(void)
+{
+	static const struct {
+		int cache, lockless;
+		const char *what;
+	} configs[] = {
+		{ 0, 0, "no cache, `mmap_read_trylock()` (as C)" },
+		{ 1, 0, "cache, `mmap_read_trylock()`" },
+		{ 1, 1, "cache, lockless VMA lookup" },
+	};
+	struct elf_craft c = { .phoff = BUSY_PAGE, .note_off = 2 * BUSY_PAGE + 0x10,
+			       .size = 3 * BUSY_PAGE, .code_off = 0x100, .code = spin_code,
+			       .code_size = sizeof(spin_code) };
+	struct busy_cell cells[2][ARRAY_SIZE(configs)] = {};
+	struct stack_test_data data = {};
+	char path[PATH_MAX + 16], type[32];
+	double cycles = 0;
+	struct bpf_object *obj;
+	unsigned int k, n = 0;
+	int bss, cached;
+
+	if (fs_type_of(scratch_dir(), type, sizeof(type)) || strcmp(type, "ext4"))
+		die("BUILDID_SCRATCH_DIR is not on ext4");
+	build_id_pattern(&c.id, 20, 0xb0);
+	snprintf(path, sizeof(path), "%s/busy.elf", scratch_dir());
+	if (elf_craft_file(path, &c))
+		die(path);
+	bss = load_stack_programs(&obj, &data);
+	memcpy(data.race.ids[0], c.id.data, 20);
+	for (k = 0; k < ARRAY_SIZE(configs); k++) {
+		cache_switch(configs[k].cache);
+		if (write_string(LOCKLESS_VMA, configs[k].lockless ? "1" : "0"))
+			die(LOCKLESS_VMA);
+		for (cached = 1; cached >= 0; cached--) {
+			busy_cell(obj, bss, &data, path, cached, &cells[!cached][k]);
+			cycles += cells[!cached][k].cycles_per_s;
+			n++;
+		}
+	}
+	cache_switch(1);
+	if (write_string(LOCKLESS_VMA, "1"))
+		die(LOCKLESS_VMA);
+	bpf_object__close(obj);
+	unlink(path);
+
+	printf("\n### BPF stack build IDs in a busy process\n\n");
+	printf("A cpu-clock perf_event program (hard interrupt context, so the nofault\n"
+	       "path) calls `bpf_get_stack()` with build IDs on a thread that runs code\n"
+	       "from a file on ext4, while another thread of the process maps, touches\n"
+	       "and unmaps anonymous memory in a loop, as allocators do (%.0f cycles\n"
+	       "a second, each taking `mmap_lock` for writing twice).  Each cell: the\n"
+	       "share of %d samples in that code whose frame came back VALID (with the\n"
+	       "file's build ID and the right offset; any other ID or offset fails the\n"
+	       "run), the rest being IPs only.  The file is mapped anew for each cell,\n"
+	       "which with the cache on fills it; \"dropped\" then drops the page of the\n"
+	       "note from the page cache, as reclaim does to pages nobody maps (the\n"
+	       "code's page stays, it is running).  The first column is what C does: a\n"
+	       "parse of the page cache under `mmap_read_trylock()`, which fails while a\n"
+	       "writer holds the lock or waits for it.  The share the trylock loses\n"
+	       "depends on how long the writer holds the lock: the debug kernel of\n"
+	       "`make test` loses more (`perf_event_busy_process` logs it).\n\n",
+	       n ? cycles / n : 0, BUSY_SAMPLES);
+	printf("| note's page |");
+	for (k = 0; k < ARRAY_SIZE(configs); k++)
+		printf(" %s |", configs[k].what);
+	printf("\n|---|");
+	for (k = 0; k < ARRAY_SIZE(configs); k++)
+		printf("---:|");
+	printf("\n");
+	for (cached = 1; cached >= 0; cached--) {
+		printf("| %s |", cached ? "in the page cache" : "dropped");
+		for (k = 0; k < ARRAY_SIZE(configs); k++)
+			share(cells[!cached][k].valid, cells[!cached][k].samples);
+		printf("\n");
+	}
+	for (k = 0; k < ARRAY_SIZE(configs); k++)
+		if (cells[1][k].note_cached_after)
+			printf("\n%s, dropped: the note's page was back in the page cache at the end.\n",
+			       configs[k].what);
+}
+
 /* Costs of the cache outside lookups: its hooks in mmap, exec and inode eviction. */
 
 enum {
@@ -896,10 +1117,21 @@ static void overhead_rows(void)
 		       ns[k][1].min / ns[k][0].min, ns[k][1].median / ns[k][0].median);
 }
 
+/* Whether the command line asks for @section: no section named means all. */
+static bool wanted(int argc, char **argv, const char *section)
+{
+	int i;
+
+	for (i = 2; i < argc; i++)
+		if (!strcmp(argv[i], section))
+			return true;
+	return argc == 2;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: buildid_bench LARGE_ELF\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: buildid_bench LARGE_ELF [parser|bpf|availability|busy|overhead]...\n");
 		return 2;
 	}
 	dev = open_buildid_dev();
@@ -908,9 +1140,15 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* The kernel's default; the rows that need it off say so. */
 	cache_switch(1);
-	parser_rows(argv[1]);
-	bpf_rows();
-	availability_rows();
-	overhead_rows();
+	if (wanted(argc, argv, "parser"))
+		parser_rows(argv[1]);
+	if (wanted(argc, argv, "bpf"))
+		bpf_rows();
+	if (wanted(argc, argv, "availability"))
+		availability_rows();
+	if (wanted(argc, argv, "busy"))
+		busy_process_rows();
+	if (wanted(argc, argv, "overhead"))
+		overhead_rows();
 	return 0;
 }

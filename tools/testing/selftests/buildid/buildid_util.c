@@ -957,6 +957,35 @@ unsigned int file_folio_orders(int fd, uint64_t size)
 	return orders;
 }
 
+const unsigned char spin_code[7] = {
+	0x48, 0x83, 0xef, 0x01,	/* loop: sub $1,%rdi */
+	0x75, 0xfa,		/* jne loop */
+	0xc3,			/* ret */
+};
+
+int busy_anon_once(void)
+{
+	const size_t len = 16 * 4096;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	memset(p, 1, len);
+	return munmap(p, len) ? -errno : 0;
+}
+
+int perf_cpu_clock_open(void)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000,
+		.disabled = 1, .exclude_kernel = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 int write_string(const char *path, const char *value)
 {
 	size_t len = strlen(value);

@@ -174,6 +174,18 @@ typedef void (*exec_mapping_fn)(void *arg, const char *path, uint64_t addr,
 				const unsigned char *build_id, unsigned int size);
 int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg);
 
+/* x86-64 machine code that spins %rdi times, then returns: void spin(unsigned long). */
+extern const unsigned char spin_code[7];
+
+/*
+ * What allocators do: mmap(), touch and munmap() 16 anonymous pages, which
+ * holds mmap_lock for writing most of the time; 0 or -errno.
+ */
+int busy_anon_once(void);
+
+/* A cpu-clock perf event of this thread, user mode, 1 kHz, disabled; the fd or -errno. */
+int perf_cpu_clock_open(void);
+
 /* Benchmarks: CLOCK_MONOTONIC, and the minimum and median of runs. */
 uint64_t now_ns(void);
 int cmp_u64(const void *a, const void *b);
