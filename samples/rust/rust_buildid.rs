@@ -158,6 +158,10 @@ const BENCH_SLEEPABLE: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_SLEEPABLE;
 const BENCH_MEMORY: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_MEMORY;
 #[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
 const BENCH_EMPTY: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_EMPTY;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_VMA_LOCKLESS: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_VMA_LOCKLESS;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_VMA_TRYLOCK: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_VMA_TRYLOCK;
 
 /// Parses timed between two chances for other tasks to run.
 #[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
@@ -301,8 +305,19 @@ fn bench_once(
     mode: u32,
     implementation: Implementation,
     notes: &[u8],
+    frame: (&MmWithUser, usize),
 ) -> Result<i32> {
+    let (mm, addr) = frame;
     let result = match (mode, implementation) {
+        (BENCH_VMA_LOCKLESS, Implementation::Rust) => {
+            vma_lookup_lockless(mm, addr).map(|(id, _)| id.size())
+        }
+        (BENCH_VMA_TRYLOCK, _) => {
+            let mmap = mm.mmap_read_trylock().ok_or(EAGAIN)?;
+            let vma = mmap.vma_lookup(addr).ok_or(ENOENT)?;
+            parse_with(vma.vm_file().ok_or(ENOENT)?, Mode::Nofault, implementation)
+                .map(|id| id.size())
+        }
         (BENCH_NOFAULT, _) => parse_with(file, Mode::Nofault, implementation).map(|id| id.size()),
         (BENCH_SLEEPABLE, _) => {
             parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())
@@ -342,10 +357,12 @@ fn bench(ptr: usize) -> Result<isize> {
     };
     let mode = bench.mode;
     let iterations = bench.iterations;
-    if mode > BENCH_EMPTY || iterations == 0 || iterations > MAX_ITERATIONS {
+    if mode > BENCH_VMA_TRYLOCK || iterations == 0 || iterations > MAX_ITERATIONS {
         return Err(EINVAL);
     }
     let file = readable_file(bench.fd)?;
+    let mm = MmWithUser::access(kernel::current!(), bindings::PTRACE_MODE_READ_FSCREDS)?;
+    let addr = usize::try_from(bench.offset).map_err(|_| EINVAL)?;
 
     let mut notes: KVec<u8> = KVec::new();
     if mode == BENCH_MEMORY {
@@ -368,7 +385,7 @@ fn bench(ptr: usize) -> Result<isize> {
         let batch = (iterations - done).min(BATCH);
         let start = kernel::time::Ktime::ktime_get();
         for _ in 0..batch {
-            result = bench_once(&file, mode, implementation, &notes)?;
+            result = bench_once(&file, mode, implementation, &notes, (&mm, addr))?;
         }
         elapsed += (kernel::time::Ktime::ktime_get() - start).to_ns();
         done += batch;

@@ -80,6 +80,13 @@ enum buildid_bench_mode {
 	BUILDID_BENCH_SLEEPABLE,
 	BUILDID_BENCH_MEMORY,	/* the @length bytes at @offset of the file */
 	BUILDID_BENCH_EMPTY,	/* no parse: the loop's own cost */
+	/*
+	 * A BPF stack frame at address @offset of the caller, looked up as
+	 * kernel/bpf/stackmap.c does without mmap_lock (the cache's answer),
+	 * or under mmap_read_trylock(): vma_lookup() and a nofault parse.
+	 */
+	BUILDID_BENCH_VMA_LOCKLESS,
+	BUILDID_BENCH_VMA_TRYLOCK,
 };
 
 /*

@@ -41,7 +41,9 @@
 DEFINE_PROBE_FUNC(buildid_probe);
 DEFINE_CALL_PROBE;
 
-static const char * const mode_names[] = { "nofault", "sleepable", "memory", "empty" };
+static const char * const mode_names[] = {
+	"nofault", "sleepable", "memory", "empty", "VMA lockless", "VMA trylock",
+};
 
 #define PARSE_ROUNDS 25
 #define EVICTED_PARSES 200
@@ -77,6 +79,19 @@ static uint64_t kbench(int fd, int mode, enum impl impl, unsigned int iterations
 		fprintf(stderr, "buildid_bench: %s parse failed: %d\n", mode_names[mode], b.result);
 		exit(1);
 	}
+	return b.total_ns;
+}
+
+/* Kernel-side time of @iterations rounds of the ioctl's loop without a parse. */
+static uint64_t kbench_loop(int fd, unsigned int iterations)
+{
+	struct buildid_bench b = {
+		.size = sizeof(b), .fd = fd, .mode = BUILDID_BENCH_EMPTY,
+		.iterations = iterations,
+	};
+
+	if (ioctl(dev, BUILDID_IOC_BENCH, &b))
+		die("BUILDID_IOC_BENCH (empty)");
 	return b.total_ns;
 }
 
@@ -145,15 +160,9 @@ static void cached_row_setup(struct parse_times *t, const char *what, const char
 /* One round: each implementation once, and the loop alone. */
 static void cached_row_round(struct parse_times *t)
 {
-	struct buildid_bench b = {
-		.size = sizeof(b), .fd = t->fd, .mode = BUILDID_BENCH_EMPTY,
-		.iterations = t->iterations,
-	};
 	int impl;
 
-	if (ioctl(dev, BUILDID_IOC_BENCH, &b))
-		die("BUILDID_IOC_BENCH (empty)");
-	t->loop_runs[t->rounds] = b.total_ns;
+	t->loop_runs[t->rounds] = kbench_loop(t->fd, t->iterations);
 	for (impl = 0; impl < NR_IMPLS; impl++) {
 		if (impl == RUST_CACHE && t->mode == BUILDID_BENCH_MEMORY)
 			continue;
@@ -332,6 +341,49 @@ static int load_stack_programs(struct bpf_object **obj, struct stack_test_data *
 	return bpf_map__fd(bss);
 }
 
+enum { FRAME_ROUNDS = 25, FRAME_LOOKUPS = 20000 };
+
+/*
+ * The lookup of one frame as kernel/bpf/stackmap.c makes it, timed in the
+ * kernel's loop: without mmap_lock, and under mmap_read_trylock().
+ */
+static void frame_lookup_rows(void)
+{
+	static const int modes[] = {
+		BUILDID_BENCH_EMPTY, BUILDID_BENCH_VMA_LOCKLESS, BUILDID_BENCH_VMA_TRYLOCK,
+	};
+	static const char * const what[] = {
+		"the benchmark's loop alone",
+		"without mmap_lock: `buildid_cache_vma_lookup()`",
+		"`mmap_read_trylock()`, `vma_lookup()`, `build_id_parse_nofault()`, unlock",
+	};
+	uint64_t runs[ARRAY_SIZE(modes)][FRAME_ROUNDS];
+	uint64_t addr = (uintptr_t)buildid_probe;
+	struct spread ns[ARRAY_SIZE(modes)];
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	unsigned int r, k;
+
+	if (fd < 0)
+		die("/proc/self/exe");
+	/* A lookup that fails (a miss, or the trylock) makes kbench() exit. */
+	for (r = 0; r < FRAME_ROUNDS; r++)
+		for (k = 0; k < ARRAY_SIZE(modes); k++)
+			runs[k][r] = modes[k] == BUILDID_BENCH_EMPTY ?
+				kbench_loop(fd, FRAME_LOOKUPS) :
+				kbench(fd, modes[k], RUST_CACHE, FRAME_LOOKUPS, addr, 0);
+	close(fd);
+	for (k = 0; k < ARRAY_SIZE(modes); k++)
+		ns[k] = spread_of(runs[k], FRAME_ROUNDS, FRAME_LOOKUPS);
+
+	printf("\nOne frame's lookup, in a loop in the kernel (`BUILDID_IOC_BENCH`, %d rounds of\n"
+	       "%d lookups of an address in this benchmark's own code, whose build ID is\n"
+	       "cached): what the rows above pay per VMA, without the uprobe around it.\n\n",
+	       FRAME_ROUNDS, FRAME_LOOKUPS);
+	printf("| lookup | min ns | median ns |\n|---|---:|---:|\n");
+	for (k = 0; k < ARRAY_SIZE(modes); k++)
+		printf("| %s | %.0f | %.0f |\n", what[k], ns[k].min, ns[k].median);
+}
+
 static void bpf_rows(void)
 {
 	static const char * const progs[] = {
@@ -378,6 +430,7 @@ static void bpf_rows(void)
 	for (p = 0; p < ARRAY_SIZE(progs); p++)
 		printf("| %s | %.0f | %.0f | %.2f | %.2f |\n", what[p], ns[p].min, ns[p].median,
 		       ns[p].min / ns[0].min, ns[p].median / ns[0].median);
+	frame_lookup_rows();
 }
 
 /*
