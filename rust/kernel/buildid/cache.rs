@@ -164,6 +164,7 @@ impl Entry {
     }
 
     /// Marks the entry recently used, without writing its cache line if it already is.
+    #[inline]
     fn touch(&self) {
         if !self.referenced.load(Ordering::Relaxed) {
             self.referenced.store(true, Ordering::Relaxed);
@@ -256,6 +257,7 @@ impl Table {
         )?)
     }
 
+    #[inline]
     fn bucket(&self, key: usize) -> &[AtomicPtr<Entry>] {
         let index = match self.bits {
             0 => 0,
@@ -267,6 +269,7 @@ impl Table {
     }
 
     /// The slot holding `key`'s entry, if any.
+    #[inline]
     fn find(&self, key: usize) -> Option<(&AtomicPtr<Entry>, &Entry)> {
         self.bucket(key).iter().find_map(|slot| {
             let entry = slot.load(Ordering::Acquire);
@@ -420,7 +423,8 @@ pub fn lookup_inode(inode: &Inode) -> Option<Result<BuildId>> {
 }
 
 /// [`lookup`] of `inode`; `None` stands for a file without a data inode, which misses.
-#[inline]
+// Always inlined: every hit runs it, and its callers are the whole of their own hit paths.
+#[inline(always)]
 fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
     // One load of the table tells "off" from a miss.
     let hit = with_table(|table| {

@@ -40,6 +40,7 @@ impl Inode {
     /// # Safety
     ///
     /// The caller must ensure that `ptr` is valid and stays valid for the lifetime `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *const bindings::inode) -> &'a Inode {
         // SAFETY: The caller guarantees that the pointer is valid for `'a`; `Inode` is
         // `repr(transparent)` over `struct inode`.
@@ -47,11 +48,13 @@ impl Inode {
     }
 
     /// Returns a raw pointer to the inode.
+    #[inline]
     pub fn as_ptr(&self) -> *mut bindings::inode {
         self.0.get()
     }
 
     /// The inode's address, an identity that no other live inode shares.
+    #[inline]
     pub fn key(&self) -> usize {
         self.as_ptr() as usize
     }
@@ -108,6 +111,7 @@ impl Inode {
     }
 
     /// The size in bytes (`i_size_read`).
+    #[inline]
     pub fn size(&self) -> i64 {
         // On 64-bit, `i_size_read()` is an acquire load, inlined here: the build ID cache's
         // lookups read it on every hit.
@@ -127,6 +131,7 @@ impl Inode {
 
     /// `i_writecount`: positive while the inode is open for write (or truncated), negative
     /// while writes are denied (a running executable).
+    #[inline]
     pub fn write_count(&self) -> i32 {
         #[cfg(CONFIG_64BIT)]
         {
@@ -144,6 +149,7 @@ impl Inode {
 
     /// The change attribute, without marking it queried (`inode_peek_iversion`). Usable in any
     /// context, NMI included.
+    #[inline]
     pub fn peek_iversion(&self) -> u64 {
         #[cfg(CONFIG_64BIT)]
         {
@@ -170,6 +176,7 @@ impl Inode {
     }
 
     /// The change time (`inode_get_ctime`). A concurrent update may be read torn.
+    #[inline]
     pub fn ctime(&self) -> Timestamp {
         #[cfg(CONFIG_64BIT)]
         {
