@@ -149,6 +149,11 @@ static inline bool buildid_cache_lockless_vma_enabled(void)
 	return false;
 }
 
+static inline int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size)
+{
+	return -ENOENT;
+}
+
 #endif /* CONFIG_BUILDID_CACHE */
 
 #endif /* _LINUX_BUILDID_CACHE_H */
