@@ -311,11 +311,15 @@ static void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap)
 
 	if (!slot)
 		return;
+	if (IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST))
+		buildid_cache_run_fill_hook(file, BUILDID_CACHE_STAGE_UNPINNED_GET);
 	if (!atomic_long_inc_not_zero(&file->f_count)) {
 		/* Nothing was published in the slot: give it back. */
 		WRITE_ONCE(*slot, NULL);
 		return;
 	}
+	if (IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST))
+		buildid_cache_run_fill_hook(file, BUILDID_CACHE_STAGE_UNPINNED_CHECK);
 	if (!vma_snapshot_unchanged(snap)) {
 		buildid_defer_publish(slot, (struct file *)((unsigned long)file | DEFER_DROP_ONLY));
 		return;

@@ -958,11 +958,10 @@ static void buildid_cache_vma_without_mmap_lock(struct kunit *test)
  * A miss without mmap_lock queues a fill with a reference taken on a file
  * that nothing pinned, and the fill happens.
  */
-static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
+/* Maps the first page of @f, whose build ID the cache then does not hold. */
+static unsigned long map_uncached(struct kunit *test, struct file *f)
 {
-	struct file *f = elf_file(test, 31);
 	unsigned long addr;
-	long refs;
 
 	if (!IS_ENABLED(CONFIG_PER_VMA_LOCK))
 		kunit_skip(test, "needs CONFIG_PER_VMA_LOCK");
@@ -970,6 +969,14 @@ static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
 	/* The mmap() hook filled it; start from a miss. */
 	buildid_cache_forget_inode(file_inode(f), BUILDID_CACHE_INVALIDATION);
 	KUNIT_ASSERT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+	return addr;
+}
+
+static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
+{
+	struct file *f = elf_file(test, 31);
+	unsigned long addr = map_uncached(test, f);
+	long refs;
 
 	refs = file_count(f);
 	KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -EAGAIN);
@@ -978,6 +985,118 @@ static void buildid_cache_vma_miss_queues_fill(struct kunit *test)
 	/* The worker dropped the reference that the lookup took. */
 	KUNIT_EXPECT_EQ(test, file_count(f), refs);
 	expect_vma_served(test, addr, 31, 0);
+}
+
+/*
+ * A writer on another CPU that changes the VMA of a lockless lookup while
+ * the lookup's fill hook waits for it: between the reference the lookup
+ * takes to a file that nothing pinned and its second look at the VMA.
+ */
+static struct {
+	struct mm_struct *mm;
+	struct vm_area_struct *vma;
+	unsigned long addr;
+	bool unmap;			/* munmap() the VMA; else write-lock it until released */
+	bool go, done, release;		/* READ_ONCE() and WRITE_ONCE() */
+} unpinned;
+
+static int unpinned_writer(void *data)
+{
+	while (!READ_ONCE(unpinned.go) && !kthread_should_stop())
+		usleep_range(100, 200);
+	if (READ_ONCE(unpinned.go) && unpinned.unmap) {
+		kthread_use_mm(unpinned.mm);
+		vm_munmap(unpinned.addr, PAGE_SIZE);
+		kthread_unuse_mm(unpinned.mm);
+		WRITE_ONCE(unpinned.done, true);
+	} else if (READ_ONCE(unpinned.go)) {
+		mmap_write_lock(unpinned.mm);
+		vma_start_write(unpinned.vma);
+		WRITE_ONCE(unpinned.done, true);
+		while (!READ_ONCE(unpinned.release) && !kthread_should_stop())
+			usleep_range(100, 200);
+		mmap_write_unlock(unpinned.mm);
+	}
+	/* kthread_stop() needs the thread until it is called. */
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/* The fill hook: under the lookup's rcu_read_lock(), so it spins, bounded. */
+static void unpinned_wait_for_writer(struct kunit *test, struct file *file)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	WRITE_ONCE(unpinned.go, true);
+	while (!READ_ONCE(unpinned.done) && time_before(jiffies, deadline))
+		cpu_relax();
+}
+
+/*
+ * A miss without mmap_lock whose VMA changes (write-locked, or unmapped)
+ * after the lookup took its reference to the file: the reference may be to
+ * another file by then, so the worker only drops it.  Nothing is filled or
+ * counted as queued, no reference is left, and the next miss fills.
+ */
+static void vma_changed_after_reference(struct kunit *test, bool unmap, u32 seed)
+{
+	struct file *f = elf_file(test, seed);
+	unsigned long queued, addr = map_uncached(test, f);
+	struct task_struct *writer;
+	unsigned int other;
+	long refs;
+	int ret;
+
+	memset(&unpinned, 0, sizeof(unpinned));
+	unpinned.mm = current->mm;
+	unpinned.addr = addr;
+	unpinned.unmap = unmap;
+	mmap_read_lock(current->mm);
+	unpinned.vma = vma_lookup(current->mm, addr);
+	mmap_read_unlock(current->mm);
+	KUNIT_ASSERT_NOT_NULL(test, unpinned.vma);
+	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (other >= nr_cpu_ids)
+		kunit_skip(test, "needs a second online CPU for the writer");
+	writer = kthread_create_on_cpu(unpinned_writer, NULL, other, "buildid_writer/%u");
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(writer), "no writer thread: %ld", PTR_ERR(writer));
+	wake_up_process(writer);
+
+	refs = file_count(f);
+	queued = stat_sum(BUILDID_CACHE_DEFER_QUEUED);
+	set_fill_hook_at(test, f, BUILDID_CACHE_STAGE_UNPINNED_CHECK, unpinned_wait_for_writer);
+	ret = vma_lookup_ret(addr);
+	clear_fill_hook(NULL);
+	WRITE_ONCE(unpinned.release, true);
+	kthread_stop(writer);
+
+	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
+	KUNIT_EXPECT_EQ_MSG(test, fill_race.calls, 1U, "the lookup did not reach the hook");
+	KUNIT_ASSERT_TRUE_MSG(test, READ_ONCE(unpinned.done), "the writer did not run");
+	KUNIT_ASSERT_EQ(test, buildid_cache_drain(), 0);
+	/* With the VMA unmapped, the test holds the only reference left. */
+	KUNIT_EXPECT_EQ(test, file_count(f), unmap ? refs - 1 : refs);
+	KUNIT_EXPECT_EQ(test, stat_sum(BUILDID_CACHE_DEFER_QUEUED), queued);
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(f)));
+	if (unmap) {
+		KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -ENOENT);
+		return;
+	}
+	/* A drop-only hand-over does not hold the next miss back. */
+	KUNIT_EXPECT_EQ(test, vma_lookup_ret(addr), -EAGAIN);
+	KUNIT_ASSERT_EQ(test, buildid_cache_drain(), 0);
+	expect_vma_served(test, addr, seed, 0);
+}
+
+static void buildid_cache_vma_locked_after_reference(struct kunit *test)
+{
+	vma_changed_after_reference(test, false, 32);
+}
+
+static void buildid_cache_vma_unmapped_after_reference(struct kunit *test)
+{
+	vma_changed_after_reference(test, true, 33);
 }
 
 #ifdef CONFIG_X86_LOCAL_APIC
@@ -1305,6 +1424,8 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_nmi_lookups),
 	KUNIT_CASE(buildid_cache_vma_without_mmap_lock),
 	KUNIT_CASE(buildid_cache_vma_miss_queues_fill),
+	KUNIT_CASE(buildid_cache_vma_locked_after_reference),
+	KUNIT_CASE(buildid_cache_vma_unmapped_after_reference),
 	KUNIT_CASE(buildid_cache_vma_remapped_under_nmi),
 	{}
 };

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""'make mutants': the reliability tests must catch broken readers.
+"""'make mutants': the reliability tests must catch broken readers and lookups.
 
 Mutants of the files the host crate compiles (the readers and the parser)
 must also fail the host tests; 'make test' checks that in its host stage
@@ -82,6 +82,20 @@ MUTANTS = (
            "            _ => Err(Errno::EIO),\n",
            "            _ => Ok(()),\n",
            ["buildid_file/buildid_tmpfs_truncated"]),
+    Mutant("vma_write_lock_ignored",
+           "the lockless VMA read serves a VMA that a writer has write-locked",
+           "patches/0010-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
+           "+\tif (seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
+           "+\tif (0 && seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
+           ["buildid_cache/buildid_cache_vma_without_mmap_lock"]),
+    Mutant("unpinned_reference_not_rechecked",
+           "a lockless miss queues a fill of the file it took a reference to without "
+           "checking that the VMA still maps it",
+           "lib/buildid_cache.c",
+           "\tif (!vma_snapshot_unchanged(snap)) {\n",
+           "\tif (0 && !vma_snapshot_unchanged(snap)) {\n",
+           ["buildid_cache/buildid_cache_vma_locked_after_reference",
+            "buildid_cache/buildid_cache_vma_unmapped_after_reference"]),
 )
 
 # The kernel files the host crate (tools/lib/buildid) compiles: a mutant of
@@ -94,8 +108,10 @@ HOST_MUTANT_SECONDS = 150
 
 
 def mutated_repo(dest, mutant):
-    """Copy the files the overlay takes from the repository, with mutant applied."""
-    for rel in project_files(REPO):
+    """Copy the files and patches the overlay takes from the repository, with mutant applied."""
+    patches = [os.path.join("patches", name) for name in sorted(os.listdir(PATCHES))
+               if name.endswith(".patch")]
+    for rel in project_files(REPO) + patches:
         os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
         shutil.copy2(os.path.join(REPO, rel), os.path.join(dest, rel))
     if mutant is None:
@@ -196,7 +212,7 @@ def run_mutants(names=()):
             t0 = time.monotonic()
             with tempfile.TemporaryDirectory(prefix="buildid-mutant.") as repo:
                 mutated_repo(repo, mutant)
-                kernel.source.overlay(PATCHES, repo=repo)
+                kernel.source.overlay(os.path.join(repo, "patches"), repo=repo)
             try:
                 kernel.build_all()
             except HarnessError as e:

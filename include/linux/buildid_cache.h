@@ -86,6 +86,13 @@ enum buildid_cache_fill_stage {
 	BUILDID_CACHE_STAGE_PARSE,
 	/* The parse is done; nothing is inserted yet. */
 	BUILDID_CACHE_STAGE_INSERT,
+	/*
+	 * A lockless VMA lookup missed and is about to take a reference to
+	 * the file it read without a lock (it may be gone already)...
+	 */
+	BUILDID_CACHE_STAGE_UNPINNED_GET,
+	/* ...took it, and has not checked the VMA again yet. */
+	BUILDID_CACHE_STAGE_UNPINNED_CHECK,
 };
 
 #if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)
