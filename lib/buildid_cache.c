@@ -122,13 +122,6 @@ void buildid_cache_count(enum buildid_cache_stat stat)
 		this_cpu_inc(buildid_cache_stats[stat]);
 }
 
-/* buildid_cache_count() @n times. */
-void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n)
-{
-	if (stat < BUILDID_CACHE_NR_STATS)
-		this_cpu_add(buildid_cache_stats[stat], n);
-}
-
 /*
  * Files waiting for a deferred fill; a slot is NULL, RESERVED or a file,
  * tagged DEFER_DROP_ONLY when the reference may be to another file than the

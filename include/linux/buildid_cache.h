@@ -10,7 +10,7 @@
 #include <linux/errno.h>
 #include <linux/jump_label.h>
 #include <linux/mman.h>
-#include <linux/percpu-defs.h>
+#include <linux/percpu.h>
 #include <linux/types.h>
 
 struct file;
@@ -60,7 +60,8 @@ DECLARE_STATIC_KEY_FALSE(buildid_cache_hooks);
  *
  * The counters are not static: on x86-64 the cache lookup in Rust increments
  * them in place, with the instruction this_cpu_inc() would emit, because a
- * call to buildid_cache_count() costs a hit an eighth of its time.
+ * call to buildid_cache_count() costs a hit an eighth of its time; the BPF
+ * stack helpers add to them with buildid_cache_count_n(), inline.
  */
 DECLARE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 void buildid_cache_count(enum buildid_cache_stat stat);
@@ -78,7 +79,13 @@ int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 			     unsigned char *build_id, u32 *size,
 			     struct buildid_vma_range *range);
 bool buildid_cache_lockless_vma_enabled(void);
-void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n);
+
+/* buildid_cache_count() @n times; inline, for the BPF stack helpers' every call. */
+static inline void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n)
+{
+	if (stat < BUILDID_CACHE_NR_STATS)
+		this_cpu_add(buildid_cache_stats[stat], n);
+}
 
 /* Where a fill calls the KUnit suite's hook. */
 enum buildid_cache_fill_stage {
