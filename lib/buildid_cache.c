@@ -229,6 +229,19 @@ static void buildid_defer_mark(struct inode *inode)
 	WRITE_ONCE(buildid_defer_recent[h].when, jiffies);
 }
 
+/*
+ * @inode is being freed: its mark must not hold back the first miss of a
+ * new inode that gets its address within DEFER_RECENT_JIFFIES.
+ */
+void buildid_defer_unmark(struct inode *inode)
+{
+	unsigned long key = (unsigned long)inode;
+	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
+
+	if (READ_ONCE(buildid_defer_recent[h].inode) == key)
+		WRITE_ONCE(buildid_defer_recent[h].inode, 0);
+}
+
 /* Reserves a slot of a ring for a deferred fill of @inode's file, or NULL. */
 static struct file **buildid_defer_reserve(struct inode *inode)
 {

@@ -1023,6 +1023,12 @@ static int unpinned_writer(void *data)
 	return 0;
 }
 
+static void unpinned_stop_writer(void *writer)
+{
+	WRITE_ONCE(unpinned.release, true);
+	kthread_stop(writer);
+}
+
 /* The fill hook: under the lookup's rcu_read_lock(), so it spins, bounded. */
 static void unpinned_wait_for_writer(struct kunit *test, struct file *file)
 {
@@ -1046,7 +1052,7 @@ static void vma_changed_after_reference(struct kunit *test, bool unmap, u32 seed
 	struct task_struct *writer;
 	unsigned int other;
 	long refs;
-	int ret;
+	int ret, cpu;
 
 	memset(&unpinned, 0, sizeof(unpinned));
 	unpinned.mm = current->mm;
@@ -1056,11 +1062,17 @@ static void vma_changed_after_reference(struct kunit *test, bool unmap, u32 seed
 	unpinned.vma = vma_lookup(current->mm, addr);
 	mmap_read_unlock(current->mm);
 	KUNIT_ASSERT_NOT_NULL(test, unpinned.vma);
-	other = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	/* The hook spins here while the writer runs there: never on one CPU. */
+	cpu = get_cpu();
+	put_cpu();
+	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	other = cpumask_any_but(cpu_online_mask, cpu);
 	if (other >= nr_cpu_ids)
 		kunit_skip(test, "needs a second online CPU for the writer");
 	writer = kthread_create_on_cpu(unpinned_writer, NULL, other, "buildid_writer/%u");
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(writer), "no writer thread: %ld", PTR_ERR(writer));
+	/* Stopped however the test ends: it acts on whatever unpinned says. */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpinned_stop_writer, writer), 0);
 	wake_up_process(writer);
 
 	refs = file_count(f);
@@ -1068,8 +1080,8 @@ static void vma_changed_after_reference(struct kunit *test, bool unmap, u32 seed
 	set_fill_hook_at(test, f, BUILDID_CACHE_STAGE_UNPINNED_CHECK, unpinned_wait_for_writer);
 	ret = vma_lookup_ret(addr);
 	clear_fill_hook(NULL);
-	WRITE_ONCE(unpinned.release, true);
-	kthread_stop(writer);
+	kunit_release_action(test, unpinned_stop_writer, writer);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
 
 	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
 	KUNIT_EXPECT_EQ_MSG(test, fill_race.calls, 1U, "the lookup did not reach the hook");

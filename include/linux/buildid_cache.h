@@ -68,6 +68,7 @@ void buildid_cache_count(enum buildid_cache_stat stat);
 bool buildid_cache_hooks_enabled(void);
 ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t pos);
 bool buildid_cache_defer_fill(struct file *file);
+void buildid_defer_unmark(struct inode *inode);
 int buildid_cache_set_enabled(bool on);
 int buildid_cache_set_max_entries(unsigned int max_entries);
 bool buildid_cache_is_enabled(void);
@@ -136,11 +137,16 @@ static inline void buildid_cache_write_access(struct inode *inode)
 		buildid_cache_forget_inode(inode, BUILDID_CACHE_INVALIDATION);
 }
 
-/* @inode is being freed: no entry may outlive it, since the key is its address. */
+/*
+ * @inode is being freed: no entry, nor mark of a recent deferred fill, may
+ * outlive it, since both are keyed by its address.
+ */
 static inline void buildid_cache_inode_destroy(struct inode *inode)
 {
-	if (static_branch_unlikely(&buildid_cache_hooks))
+	if (static_branch_unlikely(&buildid_cache_hooks)) {
 		buildid_cache_forget_inode(inode, BUILDID_CACHE_EVICTION);
+		buildid_defer_unmark(inode);
+	}
 }
 
 #else

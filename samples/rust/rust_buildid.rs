@@ -312,12 +312,12 @@ fn bench_once(
         (BENCH_VMA_LOCKLESS, Implementation::Rust) => {
             vma_lookup_lockless(mm, addr).map(|(id, _)| id.size())
         }
-        (BENCH_VMA_TRYLOCK, _) => {
-            let mmap = mm.mmap_read_trylock().ok_or(EAGAIN)?;
+        // A failed lookup is the result of the run, as a failed parse is.
+        (BENCH_VMA_TRYLOCK, _) => mm.mmap_read_trylock().ok_or(EAGAIN).and_then(|mmap| {
             let vma = mmap.vma_lookup(addr).ok_or(ENOENT)?;
             parse_with(vma.vm_file().ok_or(ENOENT)?, Mode::Nofault, implementation)
                 .map(|id| id.size())
-        }
+        }),
         (BENCH_NOFAULT, _) => parse_with(file, Mode::Nofault, implementation).map(|id| id.size()),
         (BENCH_SLEEPABLE, _) => {
             parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())

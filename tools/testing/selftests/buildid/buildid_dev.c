@@ -314,7 +314,23 @@ TEST_F(dev, bench)
 	b.result = -1;
 	EXPECT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
 	EXPECT_EQ(0, b.result);
-	b.mode = BUILDID_BENCH_EMPTY + 1;
+	/* A frame's lookups, at an address of this program's code and at none. */
+	for (mode = BUILDID_BENCH_VMA_LOCKLESS; mode <= BUILDID_BENCH_VMA_TRYLOCK; mode++) {
+		b.mode = mode;
+		b.offset = (uintptr_t)open_buildid_dev;
+		ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
+		if (b.result == -EAGAIN) {
+			/* The lockless lookup missed and queued a fill. */
+			ASSERT_EQ(0, buildid_cache_drain());
+			ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
+		}
+		EXPECT_EQ(20, b.result) TH_LOG("mode %u", mode);
+		b.offset = 0;
+		ASSERT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
+		EXPECT_EQ(-ENOENT, b.result) TH_LOG("mode %u", mode);
+	}
+	b.offset = note;
+	b.mode = BUILDID_BENCH_VMA_TRYLOCK + 1;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_BENCH, &b));
 	b.mode = 0;
 	b.iterations = 0;
