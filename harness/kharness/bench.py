@@ -21,14 +21,17 @@ def measured_commit(repo=REPO):
     """The commit whose code the benchmark kernel is built from, as BENCHMARKS.md names it.
 
     A work tree with uncommitted changes to tracked files is measured too,
-    but then the name says so: the numbers belong to no commit.
+    but then the name says so: the numbers belong to no commit.  The files
+    the benchmark writes do not count: a second run before committing the
+    first one's still measures HEAD.
     """
     def git(*args):
         return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
                               check=True).stdout.strip()
     try:
         head = git("rev-parse", "--short=12", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                    *(f":!{os.path.basename(p)}" for p in (BENCH_DOC, BENCH_PLOT)))
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
     return f"{head} with uncommitted changes" if dirty else head

@@ -37,6 +37,22 @@ class MeasuredCommitTest(unittest.TestCase):
             f.write("b\n")
         self.assertTrue(measured_commit(self.repo).endswith(" with uncommitted changes"))
 
+    def test_benchmark_output_does_not_count(self):
+        for name in ("BENCHMARKS.md", "BENCHMARKS.svg"):
+            with open(os.path.join(self.repo, name), "w") as f:
+                f.write("old\n")
+        git(self.repo, "add", "BENCHMARKS.md", "BENCHMARKS.svg")
+        git(self.repo, "-c", "user.name=t", "-c", "user.email=t@example.org",
+            "commit", "-q", "-m", "bench")
+        for name in ("BENCHMARKS.md", "BENCHMARKS.svg"):
+            with open(os.path.join(self.repo, name), "w") as f:
+                f.write("new\n")
+        self.assertEqual(measured_commit(self.repo),
+                         git(self.repo, "rev-parse", "--short=12", "HEAD"))
+        with open(os.path.join(self.repo, "f"), "w") as f:
+            f.write("b\n")
+        self.assertTrue(measured_commit(self.repo).endswith(" with uncommitted changes"))
+
     def test_untracked_files_do_not_count(self):
         with open(os.path.join(self.repo, "new"), "w") as f:
             f.write("c\n")
