@@ -146,7 +146,7 @@ static DEFINE_PER_CPU(struct buildid_defer_ring, buildid_defer_rings);
  * that costs one duplicate or one skipped fill, which the next miss
  * queues again.
  */
-static struct {
+static struct buildid_recent_fill {
 	unsigned long inode;
 	unsigned long when;
 } buildid_defer_recent[1 << DEFER_RECENT_BITS];
@@ -182,11 +182,17 @@ static struct workqueue_struct *buildid_fill_wq;
 /* Files queued or being filled; drain waits for 0. */
 static atomic_t buildid_defer_pending = ATOMIC_INIT(0);
 
+/* One queued file less; wakes buildid_cache_drain() at the last. */
+static void buildid_defer_settle(void)
+{
+	if (atomic_dec_and_test(&buildid_defer_pending))
+		wake_up_var(&buildid_defer_pending);
+}
+
 static void buildid_defer_done(struct file *file)
 {
 	__fput_sync(file);
-	if (atomic_dec_and_test(&buildid_defer_pending))
-		wake_up_var(&buildid_defer_pending);
+	buildid_defer_settle();
 }
 
 /*
@@ -198,8 +204,7 @@ static void buildid_defer_done(struct file *file)
 static void buildid_defer_drop(struct file *file)
 {
 	fput(file);
-	if (atomic_dec_and_test(&buildid_defer_pending))
-		wake_up_var(&buildid_defer_pending);
+	buildid_defer_settle();
 }
 
 static void buildid_defer_irq_fn(struct irq_work *work)
@@ -209,24 +214,27 @@ static void buildid_defer_irq_fn(struct irq_work *work)
 
 static DEFINE_IRQ_WORK(buildid_defer_irq, buildid_defer_irq_fn);
 
+/* The entry of buildid_defer_recent that @inode hashes to. */
+static struct buildid_recent_fill *buildid_defer_recent_of(struct inode *inode)
+{
+	return &buildid_defer_recent[hash_long((unsigned long)inode, DEFER_RECENT_BITS)];
+}
+
 static bool buildid_defer_recently(struct inode *inode)
 {
-	unsigned long key = (unsigned long)inode;
-	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
+	struct buildid_recent_fill *recent = buildid_defer_recent_of(inode);
 
-	return READ_ONCE(buildid_defer_recent[h].inode) == key &&
-	       time_before(jiffies, READ_ONCE(buildid_defer_recent[h].when) +
-				    DEFER_RECENT_JIFFIES);
+	return READ_ONCE(recent->inode) == (unsigned long)inode &&
+	       time_before(jiffies, READ_ONCE(recent->when) + DEFER_RECENT_JIFFIES);
 }
 
 /* @inode's file was queued: a miss in the next DEFER_RECENT_JIFFIES does not queue it again. */
 static void buildid_defer_mark(struct inode *inode)
 {
-	unsigned long key = (unsigned long)inode;
-	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
+	struct buildid_recent_fill *recent = buildid_defer_recent_of(inode);
 
-	WRITE_ONCE(buildid_defer_recent[h].inode, key);
-	WRITE_ONCE(buildid_defer_recent[h].when, jiffies);
+	WRITE_ONCE(recent->inode, (unsigned long)inode);
+	WRITE_ONCE(recent->when, jiffies);
 }
 
 /*
@@ -235,11 +243,10 @@ static void buildid_defer_mark(struct inode *inode)
  */
 void buildid_defer_unmark(struct inode *inode)
 {
-	unsigned long key = (unsigned long)inode;
-	unsigned int h = hash_long(key, DEFER_RECENT_BITS);
+	struct buildid_recent_fill *recent = buildid_defer_recent_of(inode);
 
-	if (READ_ONCE(buildid_defer_recent[h].inode) == key)
-		WRITE_ONCE(buildid_defer_recent[h].inode, 0);
+	if (READ_ONCE(recent->inode) == (unsigned long)inode)
+		WRITE_ONCE(recent->inode, 0);
 }
 
 /* Reserves a slot of a ring for a deferred fill of @inode's file, or NULL. */

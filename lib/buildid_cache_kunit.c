@@ -958,6 +958,16 @@ static void buildid_cache_vma_without_mmap_lock(struct kunit *test)
  * A miss without mmap_lock queues a fill with a reference taken on a file
  * that nothing pinned, and the fill happens.
  */
+/* Keeps the test on the CPU it runs on, and returns that CPU. */
+static int pin_to_this_cpu(void)
+{
+	int cpu = get_cpu();
+
+	put_cpu();
+	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	return cpu;
+}
+
 /* Maps the first page of @f, whose build ID the cache then does not hold. */
 static unsigned long map_uncached(struct kunit *test, struct file *f)
 {
@@ -1063,9 +1073,7 @@ static void vma_changed_after_reference(struct kunit *test, bool unmap, u32 seed
 	mmap_read_unlock(current->mm);
 	KUNIT_ASSERT_NOT_NULL(test, unpinned.vma);
 	/* The hook spins here while the writer runs there: never on one CPU. */
-	cpu = get_cpu();
-	put_cpu();
-	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	cpu = pin_to_this_cpu();
 	other = cpumask_any_but(cpu_online_mask, cpu);
 	if (other >= nr_cpu_ids)
 		kunit_skip(test, "needs a second online CPU for the writer");
@@ -1193,9 +1201,7 @@ static void buildid_cache_nmi_lookups(struct kunit *test)
 						   "buildid_cache_kunit"), 0);
 
 	/* Updates run on this CPU, which the sender targets. */
-	cpu = get_cpu();
-	put_cpu();
-	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	cpu = pin_to_this_cpu();
 	WRITE_ONCE(nmi_test.target_cpu, cpu);
 	other = cpumask_any_but(cpu_online_mask, cpu);
 	if (other < nr_cpu_ids) {
@@ -1343,9 +1349,7 @@ static void buildid_cache_vma_remapped_under_nmi(struct kunit *test)
 	memset(&remap_test, 0, sizeof(remap_test));
 	remap_test.addr = map_file(test, files[0], PAGE_SIZE, 0);
 
-	cpu = get_cpu();
-	put_cpu();
-	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	cpu = pin_to_this_cpu();
 	other = cpumask_any_but(cpu_online_mask, cpu);
 	if (other >= nr_cpu_ids) {
 		set_cpus_allowed_ptr(current, cpu_possible_mask);
