@@ -3,16 +3,19 @@
  * Build IDs in BPF stack traces: bpf_get_stack(), bpf_get_stackid() and
  * bpf_get_task_stack() with user build IDs, from non-sleepable programs
  * (page cache only) and sleepable ones (may read the file), uprobes on
- * this binary and on a shared library, a perf_event program, and the VMA
- * edge cases of kernel/bpf/stackmap.c.
+ * this binary and on a shared library, perf_event programs (hard interrupt),
+ * a tracepoint program in NMI, and the VMA edge cases of
+ * kernel/bpf/stackmap.c.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -733,20 +736,128 @@ static void *rewrite_until_stopped(void *arg)
 	return NULL;
 }
 
+/* Where the samples of a race come from. */
+enum sample_source {
+	/* a cpu-clock event of this thread: hard interrupt context */
+	CPU_CLOCK,
+	/*
+	 * NMIs: another thread asks for the NMI backtrace of every other CPU
+	 * (sysrq 'l', which also prints each CPU's registers to the kernel
+	 * log), and the nmi_race program runs in each NMI
+	 */
+	NMI_BACKTRACE,
+};
+
+/* The samples a race takes at least, by source: NMIs come one per backtrace. */
+static const unsigned int race_samples[] = { [CPU_CLOCK] = 300, [NMI_BACKTRACE] = 100 };
+
+/* Asks for an NMI backtrace of the other CPUs every 2 ms; counts them as changes. */
+static void *send_nmis_until_stopped(void *arg)
+{
+	struct race_control *ctl = arg;
+	int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		ctl->err = -errno;
+		return NULL;
+	}
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED)) {
+		if (write(fd, "l", 1) != 1) {
+			ctl->err = -errno;
+			break;
+		}
+		__atomic_fetch_add(&ctl->changes, 1, __ATOMIC_RELAXED);
+		usleep(2000);
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Attaches the program that takes the race's samples from @source; 0 or -1. */
+static int attach_race_source(struct __test_metadata *_metadata, struct _test_data_stack *self,
+			      enum sample_source source, int *perf_fd)
+{
+	struct bpf_program *prog;
+	struct bpf_link *link;
+
+	*perf_fd = -1;
+	if (source == CPU_CLOCK) {
+		*perf_fd = attach_cpu_clock(_metadata, self, "perf_race");
+		return *perf_fd < 0 ? -1 : 0;
+	}
+	prog = bpf_object__find_program_by_name(self->obj, "nmi_race");
+	link = prog ? bpf_program__attach(prog) : NULL;
+	if (!link) {
+		TH_LOG("attaching nmi_race to nmi:nmi_handler failed");
+		return -1;
+	}
+	self->links[self->nr_links++] = link;
+	return 0;
+}
+
 /*
- * Runs @spin, the code in self->data.race's range, under the perf_race
- * program while @change changes its file or mapping on another thread:
- * until 300 samples, @want_changes changes and, with @want_both, a VALID
- * sample of each file; two minutes at most.  Returns the rounds of @spin.
+ * For NMI samples: this thread alone on the last CPU it may use, every other
+ * thread of the process on the first, so that the NMI backtrace that another
+ * thread asks for lands where @spin runs.  Saves this thread's CPUs in @saved.
+ */
+static int pin_for_nmis(cpu_set_t *saved)
+{
+	int first = -1, last = -1, cpu;
+	struct dirent *d;
+	cpu_set_t set;
+	DIR *dir;
+
+	if (sched_getaffinity(0, sizeof(*saved), saved))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (CPU_ISSET(cpu, saved)) {
+			if (first < 0)
+				first = cpu;
+			last = cpu;
+		}
+	}
+	if (first == last)
+		return -ENXIO;
+	CPU_ZERO(&set);
+	CPU_SET(last, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return -errno;
+	CPU_ZERO(&set);
+	CPU_SET(first, &set);
+	while ((d = readdir(dir))) {
+		pid_t tid = atoi(d->d_name);
+
+		if (tid > 0 && tid != gettid() && sched_setaffinity(tid, sizeof(set), &set)) {
+			closedir(dir);
+			return -errno;
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+/*
+ * Runs @spin, the code in self->data.race's range, with samples from
+ * @source while @change changes its file or mapping on another thread:
+ * until race_samples[@source] samples, @want_changes changes and, with
+ * @want_both, a VALID sample of each file; two minutes at most.  Returns
+ * the rounds of @spin.
  */
 static unsigned int sample_race(struct __test_metadata *_metadata,
-				struct _test_data_stack *self, void (*spin)(unsigned long count),
-				void *(*change)(void *), void *arg, struct race_control *ctl,
-				unsigned int want_changes, bool want_both)
+				struct _test_data_stack *self, enum sample_source source,
+				void (*spin)(unsigned long count), void *(*change)(void *),
+				void *arg, struct race_control *ctl, unsigned int want_changes,
+				bool want_both)
 {
 	const struct race_result *race = &self->data.race;
+	struct race_control nmis = {};
 	unsigned int round = 0;
-	pthread_t thread;
+	pthread_t thread, sender;
+	int pinned = 0;
+	cpu_set_t cpus;
 	time_t deadline;
 	int fd, key = 0;
 
@@ -755,27 +866,47 @@ static unsigned int sample_race(struct __test_metadata *_metadata,
 		ctl->err = -errno;
 		return 0;
 	}
-	fd = attach_cpu_clock(_metadata, self, "perf_race");
-	if (fd < 0 || pthread_create(&thread, NULL, change, arg)) {
+	if (attach_race_source(_metadata, self, source, &fd) ||
+	    pthread_create(&thread, NULL, change, arg)) {
 		ctl->err = -EINVAL;
 		return 0;
 	}
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (source == NMI_BACKTRACE) {
+		nmis.err = pthread_create(&sender, NULL, send_nmis_until_stopped, &nmis) ? -EAGAIN : 0;
+		if (!nmis.err)
+			pinned = pin_for_nmis(&cpus);
+		if (pinned)
+			TH_LOG("pinning threads for NMIs: %s (two CPUs are needed)", strerror(-pinned));
+	}
+	if (fd >= 0)
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	deadline = time(NULL) + 120;
-	for (; time(NULL) < deadline; round++) {
+	for (; time(NULL) < deadline && !nmis.err && !pinned; round++) {
 		spin(2000000);
 		if (read_data(self))
 			break;
-		if (race->samples >= 300 &&
+		if (race->samples >= race_samples[source] &&
 		    __atomic_load_n(&ctl->changes, __ATOMIC_RELAXED) >= want_changes &&
 		    (!want_both || (race->seen[0] && race->seen[1])))
 			break;
 	}
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (fd >= 0)
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (source == NMI_BACKTRACE && nmis.err != -EAGAIN) {
+		__atomic_store_n(&nmis.stop, true, __ATOMIC_RELAXED);
+		pthread_join(sender, NULL);
+		TH_LOG("%u NMI backtraces asked for", nmis.changes);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	}
+	if (nmis.err)
+		TH_LOG("sending NMIs: %s", strerror(-nmis.err));
+	if (nmis.err || pinned)
+		ctl->err = nmis.err ?: pinned;
 	__atomic_store_n(&ctl->stop, true, __ATOMIC_RELAXED);
 	pthread_join(thread, NULL);
 	detach_all(self);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (read_data(self))
 		ctl->err = -EIO;
 	return round;
@@ -851,7 +982,8 @@ static void perf_race(struct __test_metadata *_metadata, struct _test_data_stack
 	self->data.race.map_start = (uintptr_t)map;
 	for (i = 0; i < 2; i++)
 		memcpy(self->data.race.ids[i], ids[i].data, 20);
-	round = sample_race(_metadata, self, spin, rewrite_until_stopped, &r, &r.ctl, 20, false);
+	round = sample_race(_metadata, self, CPU_CLOCK, spin, rewrite_until_stopped, &r, &r.ctl, 20,
+			    false);
 	munmap(map, PAGE);
 	free(img[0]);
 	free(img[1]);
@@ -1005,7 +1137,8 @@ static void *probe_until_stopped(void *arg)
  * the same verdict.
  */
 static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_data_stack *self,
-			      enum mapping_change change, bool lockless_vma)
+			      enum mapping_change change, bool lockless_vma,
+			      enum sample_source source)
 {
 	struct elf_craft c = { .phoff = 0x40, .note_off = 2 * PAGE + 0x10, .size = 3 * PAGE,
 			       .code = spin_code, .code_size = sizeof(spin_code) };
@@ -1063,8 +1196,8 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 	ASSERT_EQ(0, pthread_create(&prober, NULL, probe_until_stopped, &probe));
 	if (!lockless_vma)
 		ASSERT_EQ(0, write_string(LOCKLESS_VMA, "0"));
-	round = sample_race(_metadata, self, spin, change_mapping_until_stopped, &r, &r.ctl, 50,
-			    change == REMAP_MMAP || change == REMAP_MREMAP);
+	round = sample_race(_metadata, self, source, spin, change_mapping_until_stopped, &r, &r.ctl,
+			    50, change == REMAP_MMAP || change == REMAP_MREMAP);
 	if (!lockless_vma)
 		ASSERT_EQ(0, write_string(LOCKLESS_VMA, "1"));
 	__atomic_store_n(&probe.stop, true, __ATOMIC_RELAXED);
@@ -1110,17 +1243,17 @@ static void perf_mapping_race(struct __test_metadata *_metadata, struct _test_da
 
 TEST_F_TIMEOUT(stack, perf_event_race_remap_mmap, 600)
 {
-	perf_mapping_race(_metadata, self, REMAP_MMAP, true);
+	perf_mapping_race(_metadata, self, REMAP_MMAP, true, CPU_CLOCK);
 }
 
 TEST_F_TIMEOUT(stack, perf_event_race_remap_mremap, 600)
 {
-	perf_mapping_race(_metadata, self, REMAP_MREMAP, true);
+	perf_mapping_race(_metadata, self, REMAP_MREMAP, true, CPU_CLOCK);
 }
 
 TEST_F_TIMEOUT(stack, perf_event_race_split_mprotect, 600)
 {
-	perf_mapping_race(_metadata, self, SPLIT_MPROTECT, true);
+	perf_mapping_race(_metadata, self, SPLIT_MPROTECT, true, CPU_CLOCK);
 }
 
 /*
@@ -1132,8 +1265,25 @@ TEST_F_TIMEOUT(stack, perf_event_race_split_mprotect, 600)
  */
 TEST_F_TIMEOUT(stack, perf_event_busy_process, 600)
 {
-	perf_mapping_race(_metadata, self, BUSY_ANON, false);
-	perf_mapping_race(_metadata, self, BUSY_ANON, true);
+	perf_mapping_race(_metadata, self, BUSY_ANON, false, CPU_CLOCK);
+	perf_mapping_race(_metadata, self, BUSY_ANON, true, CPU_CLOCK);
+}
+
+/*
+ * Samples in NMI, which is where a hardware profiler's samples are taken:
+ * the lookup without mmap_lock runs in NMI, and with it off, the trylock
+ * path with its unlock deferred to irq_work.  While the mapping changes
+ * under the code, and in a busy process.
+ */
+TEST_F_TIMEOUT(stack, nmi_race_remap_mmap, 600)
+{
+	perf_mapping_race(_metadata, self, REMAP_MMAP, true, NMI_BACKTRACE);
+}
+
+TEST_F_TIMEOUT(stack, nmi_busy_process, 600)
+{
+	perf_mapping_race(_metadata, self, BUSY_ANON, false, NMI_BACKTRACE);
+	perf_mapping_race(_metadata, self, BUSY_ANON, true, NMI_BACKTRACE);
 }
 
 TEST_HARNESS_MAIN

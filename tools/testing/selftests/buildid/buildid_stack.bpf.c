@@ -120,9 +120,8 @@ static __always_inline int race_frame_is(const struct bpf_stack_build_id *frame,
 	       frame->offset == ip - data.race.map_start + data.race.pgoff[k];
 }
 
-/* Every sample in the race file: its frame's build ID and offset, in atomic context. */
-SEC("perf_event")
-int perf_race(struct bpf_perf_event_data *ctx)
+/* Sorts a sample in the race file by its frame's build ID and offset. */
+static __always_inline void race_sample(void *ctx)
 {
 	struct bpf_stack_build_id frame;
 	__u64 ip;
@@ -130,7 +129,7 @@ int perf_race(struct bpf_perf_event_data *ctx)
 	if (!current_is_target() ||
 	    bpf_get_stack(ctx, &ip, sizeof(ip), BPF_F_USER_STACK) < (long)sizeof(ip) ||
 	    ip < data.race.start || ip >= data.race.end)
-		return 0;
+		return;
 	data.race.samples++;
 	if (bpf_get_stack(ctx, &frame, sizeof(frame), STACK_FLAGS) < (long)sizeof(frame)) {
 		data.race.failed++;
@@ -147,6 +146,25 @@ int perf_race(struct bpf_perf_event_data *ctx)
 		data.race.wrong_ip = ip;
 		__builtin_memcpy(data.race.wrong_id, frame.build_id, 20);
 	}
+}
+
+/* A sample of the race in hard interrupt context (cpu-clock). */
+SEC("perf_event")
+int perf_race(struct bpf_perf_event_data *ctx)
+{
+	race_sample(ctx);
+	return 0;
+}
+
+/*
+ * The same in NMI: this tracepoint fires only in nmi_handle(), once per
+ * handler that an NMI runs (the NMI backtrace handler, for the test).  The
+ * user stack is that of the task the NMI interrupted.
+ */
+SEC("tp/nmi/nmi_handler")
+int nmi_race(void *ctx)
+{
+	race_sample(ctx);
 	return 0;
 }
 

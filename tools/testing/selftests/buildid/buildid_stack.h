@@ -19,7 +19,7 @@ struct stack_result {
 };
 
 /*
- * perf_race: the samples of the target whose innermost user frame is in
+ * perf_race, nmi_race: the samples of the target whose innermost user frame is in
  * [start, end), sorted by what bpf_get_stack() said of that frame.  File k
  * is mapped at map_start from file offset pgoff[k] (bytes): a VALID frame
  * with ids[k] must have the offset ip - map_start + pgoff[k].
