@@ -31,6 +31,7 @@
 #include <linux/buildid_dev.h>
 
 #include "../kselftest_harness.h"
+#include "buildid_bpf.h"
 #include "buildid_util.h"
 #include "buildid_probe.h"
 #include "buildid_stack.h"
@@ -75,7 +76,6 @@ static int reset_data(struct _test_data_stack *self)
 
 FIXTURE_SETUP(stack)
 {
-	struct bpf_map *map;
 	ssize_t n;
 
 	n = readlink("/proc/self/exe", self->exe, sizeof(self->exe) - 1);
@@ -89,14 +89,7 @@ FIXTURE_SETUP(stack)
 	self->obj = bpf_object__open_file(test_file("buildid_stack.bpf.o"), NULL);
 	ASSERT_NE(NULL, self->obj) TH_LOG("open buildid_stack.bpf.o: %m");
 	ASSERT_EQ(0, bpf_object__load(self->obj)) TH_LOG("load buildid_stack.bpf.o");
-	self->data_map = NULL;
-	bpf_object__for_each_map(map, self->obj) {
-		const char *name = bpf_map__name(map);
-		size_t len = strlen(name);
-
-		if (len >= 4 && !strcmp(name + len - 4, ".bss"))
-			self->data_map = map;
-	}
+	self->data_map = bss_map_of(self->obj);
 	ASSERT_NE(NULL, self->data_map);
 	ASSERT_EQ(sizeof(struct stack_test_data), bpf_map__value_size(self->data_map));
 	ASSERT_EQ(0, reset_data(self));

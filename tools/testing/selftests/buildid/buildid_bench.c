@@ -34,6 +34,7 @@
 
 #include <linux/buildid_dev.h>
 #include <linux/perf_event.h>
+#include "buildid_bpf.h"
 #include "buildid_util.h"
 #include "buildid_probe.h"
 #include "buildid_stack.h"
@@ -321,18 +322,13 @@ enum { BPF_CALLS = 2000 };
  */
 static int load_stack_programs(struct bpf_object **obj, struct stack_test_data *data)
 {
-	struct bpf_map *map, *bss = NULL;
+	struct bpf_map *bss;
 	int key = 0;
 
 	*obj = bpf_object__open_file(test_file("buildid_stack.bpf.o"), NULL);
 	if (!*obj || bpf_object__load(*obj))
 		die("buildid_stack.bpf.o");
-	bpf_object__for_each_map(map, *obj) {
-		const char *name = bpf_map__name(map);
-
-		if (strlen(name) >= 4 && !strcmp(name + strlen(name) - 4, ".bss"))
-			bss = map;
-	}
+	bss = bss_map_of(*obj);
 	if (!bss)
 		die(".bss");
 	data->target_tgid = getpid();
