@@ -26,6 +26,8 @@ APT_PACKAGES=(
 	make gcc patch flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
 	python3 python3-venv binutils busybox-static e2fsprogs perl util-linux
 	libbpf-dev libcap-dev linux-perf rsync git xfsprogs
+	# libbpf-sys (tools/buildid record-exits) builds libbpf against these.
+	pkg-config zlib1g-dev
 )
 
 log() { echo "[deps] $*" >&2; }

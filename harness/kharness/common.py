@@ -60,6 +60,8 @@ def pin_environment(environ=None):
     environ["RUSTC"] = RUSTC
     # bindgen's libclang: the one of clang-19, not whichever clang-sys finds.
     environ["LIBCLANG_PATH"] = "/usr/lib/llvm-19/lib"
+    # The clang that builds BPF objects (tools/buildid's build.rs reads it).
+    environ["CLANG"] = "clang-19"
     # Our own cargo home: crates downloaded for the host crates and
     # bindgen-cli, and no cargo subcommands from ~/.cargo/bin (cargo looks
     # there before PATH).

@@ -175,7 +175,8 @@ def test_progs_verdict(tally, text, status, hw_pmu):
 
 
 def parse_tool_check(text):
-    """Mappings on which show-buildids.sh found the tool and readelf in agreement."""
+    """Mappings on which show-buildids.sh and record-exits.sh found the tool and readelf
+    in agreement."""
     passed = len(re.findall(r"\[same\]", text))
     failed = len(re.findall(r"\[DIFFERENT\]", text))
     for line in text.splitlines():
@@ -256,7 +257,7 @@ def kselftest_verdict(boot, parts=KSELFTEST_PARTS, proc_selection=None, expected
             tally.check(failed == 0 and passed > 0,
                         f"buildid tool agrees with readelf -n on {passed} mappings "
                         f"({failed} disagree)")
-            tally.check(status == 0, f"show-buildids.sh exited {status}")
+            tally.check(status == 0, f"show-buildids.sh and record-exits.sh exited {status}")
     return tally
 
 

@@ -202,6 +202,7 @@ BUILDID_CACHE_SWITCH = "/proc/sys/kernel/buildid_cache/enabled"
 
 def kselftest_part_commands(kernel, install, bpf_out, tool):
     show = os.path.join(HARNESS, "guest", "show-buildids.sh")
+    record = os.path.join(HARNESS, "guest", "record-exits.sh")
     guest_script = os.path.join(HARNESS, "guest", "kselftest-buildid.sh")
     selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
     return {
@@ -218,7 +219,8 @@ def kselftest_part_commands(kernel, install, bpf_out, tool):
                f"echo buildid-cache=$(cat {BUILDID_CACHE_SWITCH}) && "
                f"cd {shlex.quote(bpf_out)} && ./test_progs -t {','.join(BPF_SELFTESTS)}; "
                f"s=$?; echo 1 > {BUILDID_CACHE_SWITCH}; exit $s",
-        "tool": f"sh {shlex.quote(show)} {shlex.quote(tool)}",
+        "tool": f"sh {shlex.quote(show)} {shlex.quote(tool)}; s=$?; "
+                f"sh {shlex.quote(record)} {shlex.quote(tool)} || s=1; exit $s",
     }
 
 

@@ -7,6 +7,7 @@
 
 mod elffile;
 mod procmap;
+mod record_exits;
 mod textmaps;
 
 use procmap::{Maps, Vma, FILE_BACKED_VMA, VMA_EXECUTABLE};
@@ -232,7 +233,12 @@ fn run(args: &Args) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let result = parse_args(&argv).and_then(|args| run(&args));
+    let result = match argv.split_first() {
+        Some((cmd, rest)) if cmd == "record-exits" => {
+            record_exits::parse_args(rest).and_then(|opts| record_exits::run(&opts))
+        }
+        _ => parse_args(&argv).and_then(|args| run(&args)),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {

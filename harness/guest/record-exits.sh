@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs in the guest (the kselftest stage of 'make test', after
+# show-buildids.sh): 'buildid record-exits' while processes exit, are
+# killed and exec another binary; every mapping it recorded for them has
+# the build ID that 'readelf -n' finds in the file at its path.  Exits 1
+# on any disagreement or on a process it did not record.
+tool=$1
+out=$(mktemp)
+err=$(mktemp)
+fail=0
+
+"$tool" record-exits -o "$out" 2> "$err" &
+rec=$!
+for _ in $(seq 300); do
+	grep -q recording "$err" && break
+	sleep 0.2
+done
+
+# Waits until process $1 runs the program $2.
+wait_exec() {
+	for _ in $(seq 50); do
+		case $(readlink "/proc/$1/exe") in */"$2") return ;; esac
+		sleep 0.1
+	done
+}
+
+/bin/true &
+exited=$!
+wait "$exited"
+sleep 600 &
+killed=$!
+wait_exec "$killed" sleep
+kill -KILL "$killed"
+wait "$killed"
+sh -c 'sleep 0.5; exec /bin/true' &
+execed=$!
+wait "$execed"
+sleep 1
+kill -INT "$rec"
+wait "$rec"
+status=$?
+echo
+echo "== buildid record-exits =="
+cat "$err"
+[ "$status" -eq 0 ] || { echo "buildid record-exits exited $status"; fail=1; }
+
+# $1: what the process did, $2: pattern of its lines ("exit PID COMM").
+expect() {
+	if grep -q "^$2 " "$out"; then
+		echo "$1: recorded ($2)"
+	else
+		echo "$1: not recorded ($2) [DIFFERENT]"
+		fail=1
+	fi
+}
+expect "exited" "exit $exited true"
+expect "killed with SIGKILL" "exit $killed sleep"
+expect "exec'ed /bin/true" "exec $execed sh"
+expect "exited after its exec" "exit $execed true"
+
+for pid in "$exited" "$killed" "$execed"; do
+	grep "^e[a-z]* $pid " "$out"
+done > "$err"
+while read -r event pid comm range offset dev inode path id rest; do
+	want=$(readelf -n "$path" 2>/dev/null | sed -n 's/^ *Build ID: *//p' | head -n 1)
+	[ -n "$want" ] || want=-
+	if [ "$id" = "$want" ]; then verdict=same; else verdict=DIFFERENT; fail=1; fi
+	echo "$event $pid $comm $range $offset $dev $inode $path: $id $rest   [$verdict]"
+done < "$err"
+rm -f "$out" "$err"
+exit "$fail"

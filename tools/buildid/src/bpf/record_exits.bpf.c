@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The executable file mappings of each process that goes away, with their
+ * build IDs, for `buildid record-exits`: at the exit of a process' last
+ * thread (or the first of a group exit: exit_group(), a fatal signal), and
+ * at an exec, which drops the old image.  Both are seen at the entry of
+ * do_exit() and begin_new_exec(), while the mm is still there
+ * (sched_process_exit comes after exit_mm()).
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "record_exits.h"
+
+char _license[] SEC("license") = "GPL";
+
+#define PF_KTHREAD		0x00200000
+#define SIGNAL_GROUP_EXIT	0x00000004
+#define FMODE_BACKING		(1U << 24)
+#define VM_EXEC			0x00000004UL
+#define MINORBITS		20
+#define PATH_STEPS		40
+#define NAME_MAX_READ		255
+
+/* Kernel types, relocated against the running kernel's BTF by libbpf. */
+struct qstr {
+	__u32 len;
+	const unsigned char *name;
+} __attribute__((preserve_access_index));
+
+struct dentry {
+	struct dentry *d_parent;
+	struct qstr d_name;
+} __attribute__((preserve_access_index));
+
+struct vfsmount {
+	struct dentry *mnt_root;
+} __attribute__((preserve_access_index));
+
+struct mount {
+	struct mount *mnt_parent;
+	struct dentry *mnt_mountpoint;
+	struct vfsmount mnt;
+} __attribute__((preserve_access_index));
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+} __attribute__((preserve_access_index));
+
+struct super_block {
+	__u32 s_dev;
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct path f_path;
+	struct inode *f_inode;
+	unsigned int f_mode;
+} __attribute__((preserve_access_index));
+
+struct backing_file {
+	struct file file;
+	struct path user_path;
+} __attribute__((preserve_access_index));
+
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_flags;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+} __attribute__((preserve_access_index));
+
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;
+	unsigned int flags;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	unsigned int flags;
+	__u64 start_time;
+	struct task_struct *group_leader;
+	char comm[16];
+	struct signal_struct *signal;
+	struct mm_struct *mm;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter_task_vma {
+	__u64 opaque;
+};
+
+extern int bpf_vma_build_id(struct vm_area_struct *vma, void *build_id,
+			    __u32 build_id__szk) __ksym;
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} records SEC(".maps");
+
+/* Processes already recorded: a group exit runs do_exit() in every thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);	/* tgid << 32 ^ start time of the thread group leader */
+	__type(value, __u8);
+} recorded SEC(".maps");
+
+/* What user space is told it lost: records the ring buffer had no room for. */
+__u64 dropped_records;
+/* Processes whose end record was lost (their mappings may be incomplete). */
+__u64 dropped_ends;
+/* Processes whose mappings could not be walked (bpf_iter_task_vma_new() failed). */
+__u64 walk_failures;
+
+/*
+ * The path of @f as the mount tree has it (from the root of the mount
+ * namespace the file's mount is in), for an overlayfs file the path the
+ * user opened, not the layer's: into r->path from the leaf up, each name
+ * followed by '/' ("libc.so.6/lib/usr/"), which user space turns around.
+ *
+ * Everything the walk carries from one step to the next lives in the
+ * record (r->walk_dentry, r->walk_mnt, r->path_len), where the verifier
+ * does not track values: the states of each step then match whichever way
+ * the step before went, and the walk verifies in linear time.
+ */
+static __always_inline void record_path(struct mapping_record *r, struct file *f)
+{
+	struct path path;
+	int i;
+
+	if (BPF_CORE_READ(f, f_mode) & FMODE_BACKING)
+		path = BPF_CORE_READ((struct backing_file *)f, user_path);
+	else
+		path = BPF_CORE_READ(f, f_path);
+	r->walk_dentry = (__u64)path.dentry;
+	r->walk_mnt = (__u64)path.mnt - bpf_core_field_offset(struct mount, mnt);
+	r->path_len = 0;
+	for (i = 0; i < PATH_STEPS; i++) {
+		struct dentry *dentry = (void *)r->walk_dentry;
+		struct mount *mnt = (void *)r->walk_mnt;
+		struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
+		const unsigned char *name;
+		__u32 off, len;
+
+		if (dentry == BPF_CORE_READ(mnt, mnt.mnt_root) || dentry == parent) {
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (up == mnt)
+				return;
+			r->walk_dentry = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
+			r->walk_mnt = (__u64)up;
+			continue;
+		}
+		name = BPF_CORE_READ(dentry, d_name.name);
+		len = BPF_CORE_READ(dentry, d_name.len);
+		off = r->path_len;
+		if (len > NAME_MAX_READ || off + len + 1 > RECORD_PATH_MAX) {
+			r->path_len = RECORD_PATH_MAX;	/* cut short: user space says so */
+			return;
+		}
+		bpf_probe_read_kernel(&r->path[off & (RECORD_PATH_MAX - 1)], len & NAME_MAX_READ,
+				      name);
+		r->path[(off + len) & (RECORD_PATH_MAX - 1)] = '/';
+		r->path_len = off + len + 1;
+		r->walk_dentry = (__u64)parent;
+	}
+	r->path_len = RECORD_PATH_MAX;	/* deeper than PATH_STEPS */
+}
+
+/*
+ * Sends each executable file mapping of @task, then an end record.  Nothing
+ * is counted on the stack across the walk (the verifier would see a new
+ * state at each step): a mapping the ring buffer has no room for counts in
+ * dropped_records, and the end record says whether that moved meanwhile.
+ */
+static __always_inline void record_mappings(struct task_struct *task, __u32 event)
+{
+	__u64 dropped_before = __sync_fetch_and_add(&dropped_records, 0);
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct mapping_record *r;
+
+	if (bpf_iter_task_vma_new(&it, task, 0)) {
+		__sync_fetch_and_add(&walk_failures, 1);
+		bpf_iter_task_vma_destroy(&it);
+		return;
+	}
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		struct file *f = vma->vm_file;
+
+		if (!f || !(vma->vm_flags & VM_EXEC))
+			continue;
+		r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+		if (!r) {
+			__sync_fetch_and_add(&dropped_records, 1);
+			continue;
+		}
+		r->kind = RECORD_MAPPING;
+		r->event = event;
+		r->start = vma->vm_start;
+		r->end = vma->vm_end;
+		r->offset = vma->vm_pgoff << 12;
+		r->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		r->time_ns = bpf_ktime_get_ns();
+		r->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		r->pid = task->tgid;
+		r->dropped = 0;
+		bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), task->comm);
+		r->build_id_ret = bpf_vma_build_id(vma, r->build_id, sizeof(r->build_id));
+		record_path(r, f);
+		bpf_ringbuf_submit(r, 0);
+	}
+	bpf_iter_task_vma_destroy(&it);
+
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		/* The process' list has no end: user space counts it as incomplete. */
+		__sync_fetch_and_add(&dropped_ends, 1);
+		return;
+	}
+	__builtin_memset(r, 0, offsetof(struct mapping_record, path));
+	r->kind = RECORD_END;
+	r->event = event;
+	r->time_ns = bpf_ktime_get_ns();
+	r->pid = task->tgid;
+	/* Some mapping, this process' or another's, found the ring buffer full. */
+	r->dropped = __sync_fetch_and_add(&dropped_records, 0) != dropped_before;
+	bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), task->comm);
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* A thread exits: record the process once, if it goes away with it. */
+SEC("fentry/do_exit")
+int BPF_PROG(on_exit, long code)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct signal_struct *sig = task->signal;
+	__u8 yes = 1;
+	__u64 key;
+
+	if ((task->flags & PF_KTHREAD) || !task->mm)
+		return 0;
+	/* The last thread, or any thread of a group exit (the first one records). */
+	if (!(sig->flags & SIGNAL_GROUP_EXIT) && sig->live.counter != 1)
+		return 0;
+	key = (__u64)task->tgid << 32 ^ task->group_leader->start_time;
+	if (bpf_map_update_elem(&recorded, &key, &yes, BPF_NOEXIST))
+		return 0;
+	record_mappings(task, RECORD_EXIT);
+	return 0;
+}
+
+/* An exec: the old image goes away, the process stays. */
+SEC("fentry/begin_new_exec")
+int BPF_PROG(on_exec, void *bprm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!(task->flags & PF_KTHREAD) && task->mm)
+		record_mappings(task, RECORD_EXEC);
+	return 0;
+}
