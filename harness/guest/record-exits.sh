@@ -4,8 +4,9 @@
 # Runs in the guest (the kselftest stage of 'make test', after
 # show-buildids.sh): 'buildid record-exits' while processes exit, are
 # killed and exec another binary; every mapping it recorded for them has
-# the build ID that 'readelf -n' finds in the file at its path.  Exits 1
-# on any disagreement or on a process it did not record.
+# the build ID that 'readelf -n' finds in the file at its path; and it
+# refuses to run, saying why, without root, BTF or the kfunc.  Exits 1 on
+# any disagreement, a process it did not record, or a wrong refusal.
 tool=$1
 out=$(mktemp)
 err=$(mktemp)
@@ -69,5 +70,25 @@ while read -r event pid comm range offset dev inode path id rest; do
 	if [ "$id" = "$want" ]; then verdict=same; else verdict=DIFFERENT; fail=1; fi
 	echo "$event $pid $comm $range $offset $dev $inode $path: $id $rest   [$verdict]"
 done < "$err"
+
+# What it says, and its status, where it cannot work: $1 what is missing,
+# $2 a word its message must have, the rest the command.
+refuses() {
+	what=$1 word=$2
+	shift 2
+	if msg=$("$@" 2>&1); then
+		echo "without $what: exited 0 [DIFFERENT]"
+		fail=1
+	elif echo "$msg" | grep -q "$word"; then
+		echo "without $what: $msg"
+	else
+		echo "without $what: \"$msg\" does not say $word [DIFFERENT]"
+		fail=1
+	fi
+}
+refuses root "needs root" su nobody -s /bin/sh -c "$tool record-exits"
+refuses BTF "no BTF" unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && $tool record-exits"
+refuses "the kfunc" "bpf_vma_build_id" \
+	unshare -m sh -c "mount --bind /dev/null /sys/kernel/btf/vmlinux && $tool record-exits"
 rm -f "$out" "$err"
 exit "$fail"
