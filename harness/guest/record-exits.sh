@@ -35,11 +35,15 @@ killed=$!
 wait_exec "$killed" sleep
 kill -KILL "$killed"
 wait "$killed"
-sh -c 'sleep 0.5; exec /bin/true' &
+# A shell under its own name: the exec of /bin/true is then told apart
+# from the exec that started the shell.
+cp /bin/sh "$out.rx-sh"
+"$out.rx-sh" -c 'sleep 0.5; exec /bin/true' &
 execed=$!
 wait "$execed"
 sleep 1
-kill -INT "$rec"
+# Background jobs of a script ignore SIGINT; SIGTERM stops the tool too.
+kill -TERM "$rec"
 wait "$rec"
 status=$?
 echo
@@ -58,7 +62,7 @@ expect() {
 }
 expect "exited" "exit $exited true"
 expect "killed with SIGKILL" "exit $killed sleep"
-expect "exec'ed /bin/true" "exec $execed sh"
+expect "exec'ed /bin/true" "exec $execed $(basename "$out.rx-sh" | cut -c1-15)"
 expect "exited after its exec" "exit $execed true"
 
 for pid in "$exited" "$killed" "$execed"; do
@@ -90,5 +94,5 @@ refuses root "needs root" su nobody -s /bin/sh -c "$tool record-exits"
 refuses BTF "no BTF" unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && $tool record-exits"
 refuses "the kfunc" "bpf_vma_build_id" \
 	unshare -m sh -c "mount --bind /dev/null /sys/kernel/btf/vmlinux && $tool record-exits"
-rm -f "$out" "$err"
+rm -f "$out" "$err" "$out.rx-sh"
 exit "$fail"

@@ -133,7 +133,7 @@ impl Record {
         let time_ns = f.u64()?;
         let (dev, pid) = (f.u32()?, f.u32()?);
         let build_id_ret = f.u32()? as i32;
-        let _reserved = f.u32()?;
+        let path_cut = f.u32()? != 0;
         let (dropped, path_len) = (f.u32()?, f.u32()?);
         let _scratch = (f.u64()?, f.u64()?);
         let comm = c_string(f.take(COMM_LEN)?);
@@ -157,7 +157,7 @@ impl Record {
             build_id_ret,
             dropped,
             path: path_from_leaf_up(&path[..path_len.min(PATH_MAX)]),
-            path_cut: path_len >= PATH_MAX,
+            path_cut,
             comm,
             build_id,
         })
@@ -210,8 +210,9 @@ fn hex(bytes: &[u8]) -> String {
 /// One output line for mapping `r`.
 fn format_mapping(r: &Record, json: bool) -> String {
     let (major, minor) = (r.dev >> 20, r.dev & 0xfffff);
+    // A cut path lacks the names nearest the root.
     let path = if r.path_cut {
-        format!("{}...", r.path)
+        format!("/...{}", r.path)
     } else {
         r.path.clone()
     };
@@ -401,7 +402,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
                 }
             }
         }
-        // What the programs sent before they were detached below is still read.
+        // What the programs sent before the stop is still read.
         let _ = ring.consume();
     }
     if let Some(e) = write_error {

@@ -133,7 +133,8 @@ __u64 walk_failures;
  * The path of @f as the mount tree has it (from the root of the mount
  * namespace the file's mount is in), for an overlayfs file the path the
  * user opened, not the layer's: into r->path from the leaf up, each name
- * followed by '/' ("libc.so.6/lib/usr/"), which user space turns around.
+ * followed by '/' ("libc.so.6/lib/usr/"), which user space turns around;
+ * r->path_cut when the names nearer the root did not fit.
  *
  * Everything the walk carries from one step to the next lives in the
  * record (r->walk_dentry, r->walk_mnt, r->path_len), where the verifier
@@ -152,6 +153,7 @@ static __always_inline void record_path(struct mapping_record *r, struct file *f
 	r->walk_dentry = (__u64)path.dentry;
 	r->walk_mnt = (__u64)path.mnt - bpf_core_field_offset(struct mount, mnt);
 	r->path_len = 0;
+	r->path_cut = 0;
 	for (i = 0; i < PATH_STEPS; i++) {
 		struct dentry *dentry = (void *)r->walk_dentry;
 		struct mount *mnt = (void *)r->walk_mnt;
@@ -172,7 +174,7 @@ static __always_inline void record_path(struct mapping_record *r, struct file *f
 		len = BPF_CORE_READ(dentry, d_name.len);
 		off = r->path_len;
 		if (len > NAME_MAX_READ || off + len + 1 > RECORD_PATH_MAX) {
-			r->path_len = RECORD_PATH_MAX;	/* cut short: user space says so */
+			r->path_cut = 1;	/* the names nearer the root are missing */
 			return;
 		}
 		bpf_probe_read_kernel(&r->path[off & (RECORD_PATH_MAX - 1)], len & NAME_MAX_READ,
@@ -181,7 +183,7 @@ static __always_inline void record_path(struct mapping_record *r, struct file *f
 		r->path_len = off + len + 1;
 		r->walk_dentry = (__u64)parent;
 	}
-	r->path_len = RECORD_PATH_MAX;	/* deeper than PATH_STEPS */
+	r->path_cut = 1;	/* deeper than PATH_STEPS */
 }
 
 /*

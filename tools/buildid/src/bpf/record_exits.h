@@ -20,8 +20,8 @@ enum record_event {
 /*
  * One executable file mapping of a process that goes away, or the end of
  * its list.  The path is path[0..path_len), its names from the leaf up,
- * each followed by '/'; path_len RECORD_PATH_MAX means cut short.  path has
- * room past RECORD_PATH_MAX for the verifier's sake.
+ * each followed by '/'.  path has room past RECORD_PATH_MAX for the
+ * verifier's sake.
  */
 struct mapping_record {
 	__u32 kind;		/* enum record_kind */
@@ -33,7 +33,7 @@ struct mapping_record {
 	__u32 dev;		/* the kernel's dev_t: major << 20 | minor */
 	__u32 pid;		/* tgid */
 	__s32 build_id_ret;	/* bpf_vma_build_id(): the ID's size, or -errno */
-	__u32 reserved;
+	__u32 path_cut;		/* path lacks the names nearest the root */
 	__u32 dropped;		/* at the end: 1 if mappings may have been lost */
 	__u32 path_len;
 	__u64 walk_dentry, walk_mnt;	/* the BPF program's scratch */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bpf_vma_build_id() on every trusted VMA a program can hold: from the
- * open-coded task_vma iterator, an iter/task_vma program and a
- * bpf_find_vma() callback.  Each records what it saw into the one global.
+ * open-coded task_vma iterator and an iter/task_vma program.  Each records
+ * what it saw into the one global.
  */
 #include "bpf_vma_build_id_kfuncs.h"
 #include "bpf_vma_build_id.h"
@@ -65,23 +65,28 @@ int iterate_vmas(void *ctx)
 	return 0;
 }
 
-static long found_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
-{
-	record(vma);
-	return 0;
-}
-
-/* The VMA of data.pid at data.addr, in a bpf_find_vma() callback. */
+/* The VMA of data.pid that maps data.addr: the iterator started there. */
 SEC("syscall")
-int find_vma(void *ctx)
+int vma_at(void *ctx)
 {
-	struct task_struct *task = bpf_task_from_pid(data.pid);
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct task_struct *task;
+	unsigned char id[20];
 
+	task = bpf_task_from_pid(data.pid);
 	if (!task) {
 		data.err = -3;	/* ESRCH */
 		return 0;
 	}
-	data.err = bpf_find_vma(task, data.addr, found_vma, NULL, 0);
+	data.err = bpf_iter_task_vma_new(&it, task, data.addr);
+	vma = bpf_iter_task_vma_next(&it);
+	if (vma && vma->vm_start <= data.addr)
+		record(vma);
+	bpf_iter_task_vma_destroy(&it);
+	/* Still trusted for the verifier: now a VMA without a file. */
+	if (vma)
+		data.ret_after_destroy = bpf_vma_build_id(vma, id, sizeof(id));
 	bpf_task_release(task);
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * bpf_vma_build_id(): the build ID of a VMA's file, for BPF programs that
  * walk a process' mappings (the open-coded task_vma iterator, iter/task_vma
- * programs, bpf_find_vma() callbacks).  Each answer is compared with the
+ * programs).  Each answer is compared with the
  * build ID that the ELF section headers give (as readelf -n reads it);
  * the verifier must refuse every unsafe use.
  */
@@ -206,8 +206,11 @@ TEST_F(vma, iter_task_vma)
 	EXPECT_LE(3, check_against_maps(_metadata, &self->data, self->child));
 }
 
-/* A bpf_find_vma() callback, for the VMA of a function of this binary. */
-TEST_F(vma, find_vma_callback)
+/*
+ * The VMA of a function of this binary, from an iterator started at its
+ * address; then the same VMA after the iterator is destroyed.
+ */
+TEST_F(vma, vma_at_address)
 {
 	struct build_id want;
 	struct mapping m;
@@ -220,10 +223,11 @@ TEST_F(vma, find_vma_callback)
 	ASSERT_EQ(0, elf_build_id_from_sections(exe, &want));
 	ASSERT_EQ(0, maps_find(self->child, (uintptr_t)check_against_maps, &m));
 	ASSERT_EQ(0, set_data(self, self->child, (uintptr_t)check_against_maps));
-	ASSERT_EQ(0, run_program(self, "find_vma"));
+	ASSERT_EQ(0, run_program(self, "vma_at"));
 	ASSERT_EQ(0, read_data(self));
 	ASSERT_EQ(0, self->data.err);
 	ASSERT_EQ(1, self->data.nr);
+	EXPECT_EQ(-ENOENT, self->data.ret_after_destroy) TH_LOG("the file of a destroyed iterator");
 	EXPECT_EQ(m.start, self->data.vmas[0].start);
 	EXPECT_EQ((int)want.size, self->data.vmas[0].ret);
 	EXPECT_TRUE(build_id_equal(&want, self->data.vmas[0].id, want.size));
@@ -235,12 +239,12 @@ TEST_F(vma, find_vma_callback)
 		EXPECT_EQ(0, self->data.large[i]);
 }
 
-/* What bpf_find_vma() gives for the mapping of @path at @addr in this process. */
+/* What vma_at gives for the mapping at @addr in this process. */
 static int vma_build_id_at(struct _test_data_vma *self, void *addr, unsigned char *id)
 {
 	int err = set_data(self, getpid(), (uintptr_t)addr);
 
-	err = err ?: run_program(self, "find_vma");
+	err = err ?: run_program(self, "vma_at");
 	err = err ?: read_data(self);
 	if (err)
 		return err;
@@ -313,6 +317,9 @@ TEST_F(vma, no_build_id)
 			ASSERT_NE(MAP_FAILED, map);
 			ASSERT_EQ(0, cache_switch_set(&self->cache, on));
 			EXPECT_EQ(-EINVAL, vma_build_id_at(self, map, id)) TH_LOG("%s", path[k]);
+			/* With the cache on, the answer of the fill the miss queued. */
+			ASSERT_EQ(0, buildid_cache_drain());
+			EXPECT_EQ(-EINVAL, vma_build_id_at(self, map, id)) TH_LOG("%s", path[k]);
 			munmap(map, PAGE);
 		}
 	}
@@ -326,6 +333,7 @@ struct rejection {
 
 static const struct rejection rejections[] = {
 	{ "untrusted_vma", "must be referenced or trusted" },
+	{ "find_vma_callback", "must be referenced or trusted" },
 	{ "null_vma", "Possibly NULL pointer passed to trusted arg0" },
 	{ "variable_size", "must be a known constant" },
 	{ "small_buffer", "invalid indirect access to stack" },

@@ -17,14 +17,16 @@ struct vma_result {
 /* The only global of the BPF object: user space reads it as .bss. */
 struct vma_test_data {
 	int pid;			/* the process whose VMAs are read */
-	int err;			/* of bpf_iter_task_vma_new() or bpf_find_vma() */
-	__u64 addr;			/* for bpf_find_vma() */
+	int err;			/* of bpf_iter_task_vma_new() */
+	__u64 addr;			/* for vma_at */
 	unsigned int nr;		/* VMAs in vmas[] */
 	unsigned int more;		/* VMAs that did not fit */
 	struct vma_result vmas[VMA_MAX];
 	/* bpf_vma_build_id() with a buffer of 8 bytes, and of 32, on vmas[0] */
 	int ret_small, ret_large;
 	unsigned char large[32];
+	/* vma_at: bpf_vma_build_id() on the VMA after bpf_iter_task_vma_destroy() */
+	int ret_after_destroy;
 };
 
 #endif

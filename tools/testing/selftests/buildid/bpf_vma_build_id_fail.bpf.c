@@ -19,6 +19,24 @@ int BPF_PROG(untrusted_vma, struct vm_area_struct *vma)
 	return bpf_vma_build_id(vma, id, sizeof(id));
 }
 
+static long found_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	return bpf_vma_build_id(vma, id, sizeof(id));
+}
+
+/* A bpf_find_vma() callback's VMA: the callback could keep it past mmap_lock. */
+SEC("syscall")
+int find_vma_callback(void *ctx)
+{
+	struct task_struct *task = bpf_task_from_pid(pid);
+
+	if (!task)
+		return 0;
+	bpf_find_vma(task, 0, found_vma, NULL, 0);
+	bpf_task_release(task);
+	return 0;
+}
+
 /* What the iterator returns may be NULL. */
 SEC("syscall")
 int null_vma(void *ctx)
