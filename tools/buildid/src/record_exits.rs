@@ -6,7 +6,6 @@
 //! symbolized after they are gone.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::io::Write;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +14,8 @@ use std::time::Duration;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
 use regex::Regex;
+
+use crate::{hex, json_str};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/record_exits.skel.rs"));
@@ -183,30 +184,6 @@ fn event_name(event: u32) -> &'static str {
     }
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// One output line for mapping `r`.
 fn format_mapping(r: &Record, json: bool) -> String {
     let (major, minor) = (r.dev >> 20, r.dev & 0xfffff);
@@ -218,9 +195,9 @@ fn format_mapping(r: &Record, json: bool) -> String {
     };
     if json {
         let id = if r.build_id.is_empty() {
-            format!("null,\"error\":{}", json_string(&why_no_id(r.build_id_ret)))
+            format!("null,\"error\":{}", json_str(&why_no_id(r.build_id_ret)))
         } else {
-            json_string(&hex(&r.build_id))
+            json_str(&hex(&r.build_id))
         };
         format!(
             "{{\"event\":\"{}\",\"time_ns\":{},\"pid\":{},\"comm\":{},\"start\":\"{:#x}\",\
@@ -229,14 +206,14 @@ fn format_mapping(r: &Record, json: bool) -> String {
             event_name(r.event),
             r.time_ns,
             r.pid,
-            json_string(&r.comm),
+            json_str(&r.comm),
             r.start,
             r.end,
             r.offset,
             major,
             minor,
             r.ino,
-            json_string(&path),
+            json_str(&path),
             id
         )
     } else {
