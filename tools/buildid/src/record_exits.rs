@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -299,6 +300,42 @@ fn kernel_has(func: &str) -> std::io::Result<bool> {
     Ok(btf.windows(needle.len()).any(|w| w == needle.as_slice()))
 }
 
+/// What the kernel counted for one of the programs.
+#[derive(Default)]
+struct ProgStats {
+    runs: u64,
+    /// Nanoseconds spent in it; 0 unless `kernel.bpf_stats_enabled` is 1.
+    run_time_ns: u64,
+    /// Calls it did not run for: the program was already running on that
+    /// CPU, in a task that had been preempted.
+    recursion_misses: u64,
+}
+
+fn prog_stats(prog: &impl AsFd) -> Result<ProgStats, String> {
+    let mut info = libbpf_rs::libbpf_sys::bpf_prog_info::default();
+    let mut len = u32::try_from(std::mem::size_of_val(&info)).map_err(|e| e.to_string())?;
+    // SAFETY: `info` is a `bpf_prog_info` of `len` bytes, which the kernel fills up to
+    // `len`; the descriptor is a BPF program's, open for the whole call.
+    let ret = unsafe {
+        libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(
+            prog.as_fd().as_raw_fd(),
+            &mut info,
+            &mut len,
+        )
+    };
+    if ret != 0 {
+        return Err(format!(
+            "the programs' counters: {}",
+            std::io::Error::from_raw_os_error(-ret)
+        ));
+    }
+    Ok(ProgStats {
+        runs: info.run_cnt,
+        run_time_ns: info.run_time_ns,
+        recursion_misses: info.recursion_misses,
+    })
+}
+
 pub fn run(opts: &Options) -> Result<(), String> {
     let keep = match &opts.comm {
         Some(re) => {
@@ -343,7 +380,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
         .load()
         .map_err(|e| format!("loading the BPF programs: {e}"))?;
     skel.attach()
-        .map_err(|e| format!("attaching to do_exit() and begin_new_exec(): {e}"))?;
+        .map_err(|e| format!("attaching to do_exit() and set_mm_exe_file(): {e}"))?;
     eprintln!("buildid record-exits: recording until SIGINT or SIGTERM");
 
     let mut collector = Collector::default();
@@ -390,17 +427,44 @@ pub fn run(opts: &Options) -> Result<(), String> {
         Some(bss) => (bss.dropped_records, bss.dropped_ends, bss.walk_failures),
         None => return Err("the BPF object has no counters (.bss not mapped)".into()),
     };
+    // Each hook has two copies of its program: an image is lost only if both
+    // skipped it, so the lesser count of misses bounds the loss.
+    let exit = [
+        prog_stats(&skel.progs.on_exit)?,
+        prog_stats(&skel.progs.on_exit_again)?,
+    ];
+    let exec = [
+        prog_stats(&skel.progs.on_exec)?,
+        prog_stats(&skel.progs.on_exec_again)?,
+    ];
+    let lost = |p: &[ProgStats; 2]| p[0].recursion_misses.min(p[1].recursion_misses);
     eprintln!(
         "buildid record-exits: {} processes, {} mappings; lost: {} mappings, {} processes' ends \
-         (ring buffer full), {} walks failed, {} records malformed, {} processes incomplete",
+         (ring buffer full), {} walks failed, {} records malformed, {} processes incomplete, \
+         at most {} exits and {} execs not seen (both copies of their program were running \
+         on that CPU)",
         collector.processes,
         collector.mappings,
         dropped_records,
         dropped_ends,
         walk_failures,
         bad,
-        collector.incomplete + collector.pending.len() as u64
+        collector.incomplete + collector.pending.len() as u64,
+        lost(&exit),
+        lost(&exec),
     );
+    // With kernel.bpf_stats_enabled=1: what recording cost the exiting tasks.
+    for (what, p) in [("do_exit()", &exit), ("exec (set_mm_exe_file())", &exec)] {
+        let runs = p[0].runs + p[1].runs;
+        let ns = p[0].run_time_ns + p[1].run_time_ns;
+        if ns != 0 && runs != 0 {
+            eprintln!(
+                "buildid record-exits: {what}: {} calls of the programs, {} ns each",
+                runs,
+                ns / runs
+            );
+        }
+    }
     Ok(())
 }
 

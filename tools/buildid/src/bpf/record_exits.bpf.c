@@ -3,9 +3,9 @@
  * The executable file mappings of each process that goes away, with their
  * build IDs, for `buildid record-exits`: at the exit of a process' last
  * thread (or the first of a group exit: exit_group(), a fatal signal), and
- * at an exec, which drops the old image.  Both are seen at the entry of
- * do_exit() and begin_new_exec(), while the mm is still there
- * (sched_process_exit comes after exit_mm()).
+ * at an exec, which drops the old image.  Both are seen while the mm is
+ * still there: at the entry of do_exit() (sched_process_exit comes after
+ * exit_mm()), and inside begin_new_exec() at set_mm_exe_file().
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -92,6 +92,7 @@ struct task_struct {
 	int tgid;
 	unsigned int flags;
 	__u64 start_time;
+	__u64 self_exec_id;
 	struct task_struct *group_leader;
 	char comm[16];
 	struct signal_struct *signal;
@@ -108,19 +109,46 @@ extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struc
 				 __u64 addr) __ksym;
 extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+extern void bpf_preempt_disable(void) __ksym;
+extern void bpf_preempt_enable(void) __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
 } records SEC(".maps");
 
-/* Processes already recorded: a group exit runs do_exit() in every thread. */
+/* A process' image that went away: its exit, or one of its execs. */
+struct recorded_key {
+	__u64 start_time;	/* of the thread group leader */
+	__u32 tgid;
+	__u32 event;		/* enum record_event */
+	__u64 exec_id;		/* the exec'ing thread's self_exec_id; 0 for an exit */
+};
+
+/*
+ * Images already recorded: a group exit runs do_exit() in every thread,
+ * and each hook has two copies of its program (see on_exit()).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
-	__type(key, __u64);	/* tgid << 32 ^ start time of the thread group leader */
+	__type(key, struct recorded_key);
 	__type(value, __u8);
 } recorded SEC(".maps");
+
+/* The first program to see an image claims it (1); 0 if another one did. */
+static __always_inline int claim(struct task_struct *task, __u32 event, __u64 exec_id)
+{
+	struct recorded_key key = {
+		.start_time = task->group_leader->start_time,
+		.tgid = task->tgid,
+		.event = event,
+		.exec_id = exec_id,
+	};
+	__u8 yes = 1;
+
+	return !bpf_map_update_elem(&recorded, &key, &yes, BPF_NOEXIST);
+}
 
 /* What user space is told it lost: records the ring buffer had no room for. */
 __u64 dropped_records;
@@ -249,33 +277,54 @@ static __always_inline void record_mappings(struct task_struct *task, __u32 even
 }
 
 /* A thread exits: record the process once, if it goes away with it. */
-SEC("fentry/do_exit")
-int BPF_PROG(on_exit, long code)
+static __always_inline void record_exit(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct signal_struct *sig = task->signal;
-	__u8 yes = 1;
-	__u64 key;
 
 	if ((task->flags & PF_KTHREAD) || !task->mm)
-		return 0;
+		return;
 	/* The last thread, or any thread of a group exit (the first one records). */
 	if (!(sig->flags & SIGNAL_GROUP_EXIT) && sig->live.counter != 1)
-		return 0;
-	key = (__u64)task->tgid << 32 ^ task->group_leader->start_time;
-	if (bpf_map_update_elem(&recorded, &key, &yes, BPF_NOEXIST))
-		return 0;
-	record_mappings(task, RECORD_EXIT);
-	return 0;
+		return;
+	if (claim(task, RECORD_EXIT, 0))
+		record_mappings(task, RECORD_EXIT);
 }
 
-/* An exec: the old image goes away, the process stays. */
-SEC("fentry/begin_new_exec")
-int BPF_PROG(on_exec, void *bprm)
+/*
+ * An exec: the old image goes away, the process stays.  Called where
+ * begin_new_exec() gives the new mm its file, the only caller that passes
+ * a file (an mm's teardown passes NULL): past de_thread(), so no other
+ * thread runs the old image any more, and before exec_mmap() drops it.
+ */
+static __always_inline void record_exec(struct file *new_exe_file)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	if (!(task->flags & PF_KTHREAD) && task->mm)
+	if (new_exe_file && !(task->flags & PF_KTHREAD) && task->mm &&
+	    claim(task, RECORD_EXEC, task->self_exec_id))
 		record_mappings(task, RECORD_EXEC);
-	return 0;
 }
+
+/*
+ * The trampoline runs a program at most once per CPU at a time: while a
+ * task that was preempted inside it is off the CPU, the next task to exit
+ * there skips it (a recursion miss, which the tool reports).  Preemption
+ * stays off in the program, but its end (bpf_preempt_enable()) is where a
+ * long walk gets preempted.  So each hook runs two copies: a process is
+ * lost only if two tasks are held inside both copies on its CPU at once.
+ */
+#define RECORDER(hook, name, record, ...)	\
+	SEC("fentry/" #hook)			\
+	int BPF_PROG(name, __VA_ARGS__)		\
+	{					\
+		bpf_preempt_disable();		\
+		record;				\
+		bpf_preempt_enable();		\
+		return 0;			\
+	}
+
+RECORDER(do_exit, on_exit, record_exit(), long code)
+RECORDER(do_exit, on_exit_again, record_exit(), long code)
+RECORDER(set_mm_exe_file, on_exec, record_exec(file), void *mm, struct file *file)
+RECORDER(set_mm_exe_file, on_exec_again, record_exec(file), void *mm, struct file *file)
