@@ -6,6 +6,7 @@
 # 9p root), then runs the suite the documented way.  The binaries were
 # built on the host into the same O= directory, so make only checks them.
 #   $1: kernel source tree   $2: kernel build (O=) directory
+# BUILDID_TOOL (tools/buildid's binary, for exit_symbolize) passes through.
 set -e
 . "$(dirname "$0")/ext4-scratch.sh"
 scratch_mount 256

@@ -207,7 +207,7 @@ def kselftest_part_commands(kernel, install, bpf_out, tool):
     selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
     return {
         "proc": f"(cd {shlex.quote(install)} && ./run_kselftest.sh {selection})",
-        "buildid": f"CLANG={BPF_CLANG} sh {shlex.quote(guest_script)} "
+        "buildid": f"CLANG={BPF_CLANG} BUILDID_TOOL={shlex.quote(tool)} sh {shlex.quote(guest_script)} "
                    f"{shlex.quote(kernel.source.tree)} {shlex.quote(kernel.build)}",
         # The x86 core PMU registers as "cpu"; without it (TCG) only
         # software events exist.
