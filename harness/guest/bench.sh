@@ -8,6 +8,7 @@
 #   $1: the buildid_bench binary   $2: a large ELF file to parse
 #   $3: the directory of buildid_workload.py and .pl (source files: the
 #       kselftest build does not copy them next to the programs)
+#   $4: tools/buildid's binary, whose record-exits the benchmark measures
 set -e
 . "$(dirname "$0")/ext4-scratch.sh"
 scratch_mount 300
@@ -29,7 +30,7 @@ mapped_files() {
 }
 
 set +e
-BUILDID_SCRATCH_DIR="$scratch" "$1" "$2"
+BUILDID_SCRATCH_DIR="$scratch" BUILDID_TOOL="$4" "$1" "$2"
 status=$?
 
 # vng's / is 9p, where every open() or stat() is a round trip to the host:

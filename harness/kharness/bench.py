@@ -9,7 +9,7 @@ import time
 from .common import CACHE, HARNESS, REPO, HarnessError, info
 from .kbuild import BENCH_FRAGMENT, FRAGMENT, Kernel, build_kernel, merge_fragments
 from .plot import ratio_svg, split_plot_lines
-from .stages import build_buildid_kselftests
+from .stages import build_buildid_kselftests, build_tool
 from .vm import boot
 
 BENCH_LARGE_ELF = "/usr/bin/qemu-system-x86_64"
@@ -58,8 +58,9 @@ def run_bench():
     bench = os.path.join(kernel.build, "kselftest", "buildid", "buildid_bench")
     script = os.path.join(HARNESS, "guest", "bench.sh")
     workloads = os.path.join(kernel.source.tree, "tools", "testing", "selftests", "buildid")
+    tool = build_tool()
     result = boot(f"sh {shlex.quote(script)} {shlex.quote(bench)} {BENCH_LARGE_ELF} "
-                  f"{shlex.quote(workloads)}",
+                  f"{shlex.quote(workloads)} {shlex.quote(tool)}",
                   kernel=kernel, cwd="/", timeout=1800)
     results = result.file("guest-output.txt")
     if result.failures() or "###" not in results:

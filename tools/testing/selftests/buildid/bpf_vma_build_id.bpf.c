@@ -102,3 +102,39 @@ int seq_vmas(struct bpf_iter__task_vma *ctx)
 		record(vma);
 	return 0;
 }
+
+/*
+ * For buildid_bench: data.bench_calls calls of bpf_vma_build_id() on the
+ * VMA of data.pid at data.addr, or as many turns of the loop alone, timed
+ * here.
+ */
+SEC("syscall")
+int bench_vma_build_id(void *ctx)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct task_struct *task;
+	struct bpf_iter_num turns;
+	unsigned char id[20];
+	int ret = 0;
+	__u64 t0;
+
+	task = bpf_task_from_pid(data.pid);
+	if (!task)
+		return 0;
+	data.bench_ret = bpf_iter_task_vma_new(&it, task, data.addr);
+	vma = bpf_iter_task_vma_next(&it);
+	if (vma) {
+		t0 = bpf_ktime_get_ns();
+		bpf_iter_num_new(&turns, 0, data.bench_calls);
+		while (bpf_iter_num_next(&turns))
+			if (data.bench_kfunc)
+				ret = bpf_vma_build_id(vma, id, sizeof(id));
+		bpf_iter_num_destroy(&turns);
+		data.bench_ns = bpf_ktime_get_ns() - t0;
+		data.bench_ret = ret;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	bpf_task_release(task);
+	return 0;
+}

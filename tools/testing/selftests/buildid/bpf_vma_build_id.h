@@ -27,6 +27,11 @@ struct vma_test_data {
 	unsigned char large[32];
 	/* vma_at: bpf_vma_build_id() on the VMA after bpf_iter_task_vma_destroy() */
 	int ret_after_destroy;
+	/* buildid_bench: bench_calls calls on the VMA at addr (none: the loop alone) */
+	unsigned int bench_calls;
+	unsigned int bench_kfunc;
+	int bench_ret;
+	__u64 bench_ns;
 };
 
 #endif

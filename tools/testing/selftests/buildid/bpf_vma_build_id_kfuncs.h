@@ -38,5 +38,8 @@ extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *i
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
 extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 
 #endif

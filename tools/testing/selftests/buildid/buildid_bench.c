@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #include "buildid_util.h"
 #include "buildid_probe.h"
 #include "buildid_stack.h"
+#include "bpf_vma_build_id.h"
 
 DEFINE_PROBE_FUNC(buildid_probe);
 DEFINE_CALL_PROBE;
@@ -343,7 +345,7 @@ enum { FRAME_ROUNDS = 25, FRAME_LOOKUPS = 20000 };
  * The lookup of one frame as kernel/bpf/stackmap.c makes it, timed in the
  * kernel's loop: without mmap_lock, and under mmap_read_trylock().
  */
-static void frame_lookup_rows(void)
+static struct spread frame_lookup_rows(void)
 {
 	static const int modes[] = {
 		BUILDID_BENCH_EMPTY, BUILDID_BENCH_VMA_LOCKLESS, BUILDID_BENCH_VMA_TRYLOCK,
@@ -380,6 +382,83 @@ static void frame_lookup_rows(void)
 	printf("| lookup | min ns | median ns |\n|---|---:|---:|\n");
 	for (k = 0; k < ARRAY_SIZE(modes); k++)
 		printf("| %s | %.0f | %.0f |\n", what[k], ns[k].min, ns[k].median);
+	return ns[1];
+}
+
+enum { KFUNC_ROUNDS = 25, KFUNC_CALLS = 20000 };
+
+/* Kernel-side time of @calls calls of bpf_vma_build_id() (or turns of the loop alone). */
+static uint64_t kfunc_run(struct bpf_object *obj, int bss, unsigned int calls, bool kfunc)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "bench_vma_build_id");
+	struct vma_test_data data = {
+		.pid = getpid(), .addr = (uintptr_t)buildid_probe,
+		.bench_calls = calls, .bench_kfunc = kfunc,
+	};
+	int key = 0;
+
+	if (!prog || bpf_map_update_elem(bss, &key, &data, BPF_ANY) ||
+	    bpf_prog_test_run_opts(bpf_program__fd(prog), &opts) ||
+	    bpf_map_lookup_elem(bss, &key, &data))
+		die("bench_vma_build_id");
+	if (kfunc && data.bench_ret != 20) {
+		fprintf(stderr, "buildid_bench: bpf_vma_build_id() returned %d\n", data.bench_ret);
+		exit(1);
+	}
+	return data.bench_ns;
+}
+
+/*
+ * bpf_vma_build_id() on the VMA of this benchmark's code, in a loop in a
+ * BPF program: a cache hit, and with the cache off the nofault parse of
+ * the page cache; net of the loop, against what bpf_get_stack() pays per
+ * frame (@frame) and per call (@stack, build IDs minus IPs only).
+ */
+static void vma_kfunc_rows(struct spread frame, struct spread stack)
+{
+	static const char * const what[] = { "cache hit", "nofault parse (cache off)" };
+	uint64_t runs[3][KFUNC_ROUNDS];
+	struct spread ns[3];
+	struct bpf_object *obj;
+	unsigned int r, k;
+	int bss;
+
+	obj = bpf_object__open_file(test_file("bpf_vma_build_id.bpf.o"), NULL);
+	if (!obj || bpf_object__load(obj))
+		die("bpf_vma_build_id.bpf.o");
+	bss = bpf_map__fd(bss_map_of(obj));
+	/* A first call misses and queues the fill: the rounds then hit. */
+	kfunc_run(obj, bss, 1, true);
+	if (buildid_cache_drain())
+		die("buildid_cache_drain");
+	for (k = 0; k < 2; k++) {
+		cache_switch(!k);
+		for (r = 0; r < KFUNC_ROUNDS; r++) {
+			if (!k)
+				runs[2][r] = kfunc_run(obj, bss, KFUNC_CALLS, false);
+			runs[k][r] = kfunc_run(obj, bss, KFUNC_CALLS, true);
+		}
+	}
+	cache_switch(1);
+	bpf_object__close(obj);
+	for (k = 0; k < 3; k++)
+		ns[k] = spread_of(runs[k], KFUNC_ROUNDS, KFUNC_CALLS);
+
+	printf("\n### bpf_vma_build_id()\n\n");
+	printf("The kfunc on one VMA (this benchmark's code), called %d times in a loop of a\n"
+	       "BPF program, %d rounds; net of the loop alone (%.0f ns min).  For comparison,\n"
+	       "what bpf_get_stack() pays for build IDs: one frame's lockless lookup (above),\n"
+	       "and per call the uprobe rows' build IDs minus IPs only (every frame of the stack).\n\n",
+	       KFUNC_CALLS, KFUNC_ROUNDS, ns[2].min);
+	printf("| per VMA | min ns | median ns |\n|---|---:|---:|\n");
+	for (k = 0; k < 2; k++)
+		printf("| bpf_vma_build_id(), %s | %.0f | %.0f |\n", what[k],
+		       ns[k].min - ns[2].min, ns[k].median - ns[2].median);
+	printf("| bpf_get_stack(), one frame's lockless lookup | %.0f | %.0f |\n",
+	       frame.min, frame.median);
+	printf("| bpf_get_stack() + build IDs minus IPs only, per call | %.0f | %.0f |\n",
+	       stack.min, stack.median);
 }
 
 static void bpf_rows(void)
@@ -428,7 +507,8 @@ static void bpf_rows(void)
 	for (p = 0; p < ARRAY_SIZE(progs); p++)
 		printf("| %s | %.0f | %.0f | %.2f | %.2f |\n", what[p], ns[p].min, ns[p].median,
 		       ns[p].min / ns[0].min, ns[p].median / ns[0].median);
-	frame_lookup_rows();
+	vma_kfunc_rows(frame_lookup_rows(), (struct spread){
+		ns[1].min - ns[0].min, ns[1].median - ns[0].median });
 }
 
 /*
@@ -1185,6 +1265,153 @@ static void overhead_rows(void)
 }
 
 /* Whether the command line asks for @section: no section named means all. */
+/*
+ * What `buildid record-exits` costs the processes that exit: fork(),
+ * _exit() and waitpid() one after the other, without the recorder and
+ * with it (tools/buildid's binary, $BUILDID_TOOL), in alternating rounds.
+ */
+enum { EXIT_ROUNDS = 5, EXITS_PER_ROUND = 200 };
+
+static uint64_t exits_run(unsigned int n)
+{
+	uint64_t t0 = now_ns();
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (!pid)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			die("fork");
+	}
+	return now_ns() - t0;
+}
+
+static bool file_says(const char *path, const char *text)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strstr(buf, text);
+}
+
+/* The recorder, writing to /dev/null, once it records; its messages go to @err. */
+static pid_t recorder_start(const char *tool, const char *err)
+{
+	unsigned int i;
+	pid_t pid;
+
+	/* What the last one said must not read as this one's start. */
+	unlink(err);
+	pid = fork();
+	if (!pid) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execl(tool, tool, "record-exits", "-o", "/dev/null", NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 1200 && !file_says(err, "recording"); i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			break;
+		usleep(100000);
+	}
+	if (!file_says(err, "recording")) {
+		fprintf(stderr, "buildid_bench: %s record-exits did not start\n", tool);
+		exit(1);
+	}
+	return pid;
+}
+
+/* Stops the recorder; the ns its exit programs ran per process it recorded. */
+static double recorder_stop(pid_t pid, const char *err)
+{
+	unsigned long processes = 0, calls = 0, each = 0;
+	char line[1024];
+	int status;
+	FILE *f;
+
+	if (kill(pid, SIGTERM) || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		die("buildid record-exits");
+	f = fopen(err, "r");
+	if (!f)
+		die(err);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long n, c, e;
+
+		if (sscanf(line, "buildid record-exits: %lu processes,", &n) == 1)
+			processes = n;
+		if (sscanf(line, "buildid record-exits: do_exit(): %lu calls of the programs, %lu ns each",
+			   &c, &e) == 2) {
+			calls = c;
+			each = e;
+		}
+		if (!processes || !calls)
+			fprintf(stderr, "%s", line);
+	}
+	fclose(f);
+	if (!processes || !calls) {
+		fprintf(stderr, "buildid_bench: no counts in what the recorder said (above)\n");
+		exit(1);
+	}
+	return (double)calls * each / processes;
+}
+
+static void exit_rows(void)
+{
+	const char *tool = getenv("BUILDID_TOOL");
+	uint64_t runs[3][EXIT_ROUNDS];
+	struct spread ns[3];
+	char err[PATH_MAX];
+	unsigned int r, k;
+
+	if (!tool) {
+		fprintf(stderr, "buildid_bench: set BUILDID_TOOL to tools/buildid's binary\n");
+		exit(1);
+	}
+	snprintf(err, sizeof(err), "%s/recorder.err", scratch_dir());
+	if (write_string("/proc/sys/kernel/bpf_stats_enabled", "1"))
+		die("bpf_stats_enabled");
+	for (r = 0; r < EXIT_ROUNDS; r++) {
+		pid_t rec;
+
+		runs[0][r] = exits_run(EXITS_PER_ROUND);
+		rec = recorder_start(tool, err);
+		runs[1][r] = exits_run(EXITS_PER_ROUND);
+		runs[2][r] = recorder_stop(rec, err) * EXITS_PER_ROUND;
+	}
+	write_string("/proc/sys/kernel/bpf_stats_enabled", "0");
+	for (k = 0; k < 3; k++)
+		ns[k] = spread_of(runs[k], EXIT_ROUNDS, EXITS_PER_ROUND);
+
+	printf("\n### buildid record-exits\n\n");
+	printf("What the recorder costs each exiting process: %d rounds of %d fork(),\n"
+	       "_exit() and waitpid() one after the other (the child has this benchmark's\n"
+	       "executable mappings), without the recorder, then with it; and the time\n"
+	       "its do_exit() programs ran per process recorded (`kernel.bpf_stats_enabled`,\n"
+	       "which adds its own clock reads).\n\n", EXIT_ROUNDS, EXITS_PER_ROUND);
+	printf("| per exiting process | min us | median us | relative, min | relative, median |\n"
+	       "|---|---:|---:|---:|---:|\n");
+	printf("| fork, exit and wait, no recorder | %.1f | %.1f | 1.00 | 1.00 |\n",
+	       ns[0].min / 1e3, ns[0].median / 1e3);
+	printf("| the same, recorder running | %.1f | %.1f | %.2f | %.2f |\n",
+	       ns[1].min / 1e3, ns[1].median / 1e3, ns[1].min / ns[0].min,
+	       ns[1].median / ns[0].median);
+	printf("| the recorder's programs, per recorded exit | %.1f | %.1f | | |\n",
+	       ns[2].min / 1e3, ns[2].median / 1e3);
+	printf("PLOT\ttime with / without buildid record-exits (median)\tfork, exit and wait\t%.3f\n",
+	       ns[1].median / ns[0].median);
+}
+
 static bool wanted(int argc, char **argv, const char *section)
 {
 	int i;
@@ -1198,7 +1425,7 @@ static bool wanted(int argc, char **argv, const char *section)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: buildid_bench LARGE_ELF [parser|bpf|availability|busy|overhead]...\n");
+		fprintf(stderr, "usage: buildid_bench LARGE_ELF [parser|bpf|availability|busy|overhead|exits]...\n");
 		return 2;
 	}
 	dev = open_buildid_dev();
@@ -1217,5 +1444,7 @@ int main(int argc, char **argv)
 		busy_process_rows();
 	if (wanted(argc, argv, "overhead"))
 		overhead_rows();
+	if (wanted(argc, argv, "exits"))
+		exit_rows();
 	return 0;
 }
