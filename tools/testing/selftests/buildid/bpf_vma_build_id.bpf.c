@@ -65,6 +65,27 @@ int iterate_vmas(void *ctx)
 	return 0;
 }
 
+static long record_found_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	record(vma);
+	return 0;
+}
+
+/* The VMA of data.pid that maps data.addr, in a bpf_find_vma() callback. */
+SEC("syscall")
+int find_vma_at(void *ctx)
+{
+	struct task_struct *task = bpf_task_from_pid(data.pid);
+
+	if (!task) {
+		data.err = -3;	/* ESRCH */
+		return 0;
+	}
+	data.err = bpf_find_vma(task, data.addr, record_found_vma, NULL, 0);
+	bpf_task_release(task);
+	return 0;
+}
+
 /* The VMA of data.pid that maps data.addr: the iterator started there. */
 SEC("syscall")
 int vma_at(void *ctx)

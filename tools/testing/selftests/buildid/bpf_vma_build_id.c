@@ -239,6 +239,26 @@ TEST_F(vma, vma_at_address)
 		EXPECT_EQ(0, self->data.large[i]);
 }
 
+/* The same VMA in a bpf_find_vma() callback, which runs under mmap_lock. */
+TEST_F(vma, find_vma_callback)
+{
+	struct build_id want;
+	struct mapping m;
+
+	ASSERT_EQ(0, elf_build_id_from_sections(test_file("bpf_vma_build_id"), &want));
+	ASSERT_EQ(0, maps_find(self->child, (uintptr_t)check_against_maps, &m));
+	ASSERT_EQ(0, set_data(self, self->child, (uintptr_t)check_against_maps));
+	ASSERT_EQ(0, run_program(self, "find_vma_at"));
+	ASSERT_EQ(0, read_data(self));
+	ASSERT_EQ(0, self->data.err);
+	ASSERT_EQ(1, self->data.nr);
+	EXPECT_EQ(m.start, self->data.vmas[0].start);
+	EXPECT_EQ((int)want.size, self->data.vmas[0].ret);
+	EXPECT_TRUE(build_id_equal(&want, self->data.vmas[0].id, want.size));
+	EXPECT_EQ(-ERANGE, self->data.ret_small);
+	EXPECT_EQ((int)want.size, self->data.ret_large);
+}
+
 /* What vma_at gives for the mapping at @addr in this process. */
 static int vma_build_id_at(struct _test_data_vma *self, void *addr, unsigned char *id)
 {
@@ -333,7 +353,7 @@ struct rejection {
 
 static const struct rejection rejections[] = {
 	{ "untrusted_vma", "must be referenced or trusted" },
-	{ "find_vma_callback", "must be referenced or trusted" },
+	{ "find_vma_escape", "must be referenced or trusted" },
 	{ "null_vma", "Possibly NULL pointer passed to trusted arg0" },
 	{ "variable_size", "must be a known constant" },
 	{ "small_buffer", "invalid indirect access to stack" },

@@ -19,20 +19,34 @@ int BPF_PROG(untrusted_vma, struct vm_area_struct *vma)
 	return bpf_vma_build_id(vma, id, sizeof(id));
 }
 
-static long found_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+struct found {
+	struct vm_area_struct *vma;
+};
+
+static long keep_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
-	return bpf_vma_build_id(vma, id, sizeof(id));
+	struct found *found = ctx;
+
+	found->vma = vma;
+	return 0;
 }
 
-/* A bpf_find_vma() callback's VMA: the callback could keep it past mmap_lock. */
+/*
+ * A bpf_find_vma() callback's VMA is trusted in the callback only: one
+ * stored in the caller's stack is used after bpf_find_vma() dropped
+ * mmap_lock.
+ */
 SEC("syscall")
-int find_vma_callback(void *ctx)
+int find_vma_escape(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
+	struct found found = {};
 
 	if (!task)
 		return 0;
-	bpf_find_vma(task, 0, found_vma, NULL, 0);
+	bpf_find_vma(task, 0, keep_vma, &found, 0);
+	if (found.vma)
+		bpf_vma_build_id(found.vma, id, sizeof(id));
 	bpf_task_release(task);
 	return 0;
 }
