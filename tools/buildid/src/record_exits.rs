@@ -423,8 +423,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
         return Err(format!("writing the records: {e}"));
     }
     // The programs' counters: mmapped, read after the ring buffer is drained.
-    let (dropped_records, dropped_ends, walk_failures) = match &skel.maps.bss_data {
-        Some(bss) => (bss.dropped_records, bss.dropped_ends, bss.walk_failures),
+    let (dropped_records, dropped_ends, walk_failures, claim_failures) = match &skel.maps.bss_data {
+        Some(bss) => (
+            bss.dropped_records,
+            bss.dropped_ends,
+            bss.walk_failures,
+            bss.claim_failures,
+        ),
         None => return Err("the BPF object has no counters (.bss not mapped)".into()),
     };
     // Each hook has two copies of its program: an image is lost only if both
@@ -442,7 +447,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
         "buildid record-exits: {} processes, {} mappings; lost: {} mappings, {} processes' ends \
          (ring buffer full), {} walks failed, {} records malformed, {} processes incomplete, \
          at most {} exits and {} execs not seen (both copies of their program were running \
-         on that CPU)",
+         on that CPU); {} claims failed (recorded, maybe twice)",
         collector.processes,
         collector.mappings,
         dropped_records,
@@ -452,6 +457,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
         collector.incomplete + collector.pending.len() as u64,
         lost(&exit),
         lost(&exec),
+        claim_failures,
     );
     // With kernel.bpf_stats_enabled=1: what recording cost the exiting tasks.
     for (what, p) in [("do_exit()", &exit), ("exec (set_mm_exe_file())", &exec)] {

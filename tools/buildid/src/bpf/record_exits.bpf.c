@@ -109,8 +109,6 @@ extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struc
 				 __u64 addr) __ksym;
 extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
-extern void bpf_preempt_disable(void) __ksym;
-extern void bpf_preempt_enable(void) __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -136,7 +134,14 @@ struct {
 	__type(value, __u8);
 } recorded SEC(".maps");
 
-/* The first program to see an image claims it (1); 0 if another one did. */
+/* Claims that failed for want of a map entry: the image was recorded anyway. */
+__u64 claim_failures;
+
+/*
+ * The first program to see an image claims it (1); 0 if another one did.
+ * If the map has no entry to give, the image is recorded all the same: a
+ * second list of it is better than none.
+ */
 static __always_inline int claim(struct task_struct *task, __u32 event, __u64 exec_id)
 {
 	struct recorded_key key = {
@@ -146,8 +151,13 @@ static __always_inline int claim(struct task_struct *task, __u32 event, __u64 ex
 		.exec_id = exec_id,
 	};
 	__u8 yes = 1;
+	long err = bpf_map_update_elem(&recorded, &key, &yes, BPF_NOEXIST);
 
-	return !bpf_map_update_elem(&recorded, &key, &yes, BPF_NOEXIST);
+	if (err == -17)		/* EEXIST */
+		return 0;
+	if (err)
+		__sync_fetch_and_add(&claim_failures, 1);
+	return 1;
 }
 
 /* What user space is told it lost: records the ring buffer had no room for. */
@@ -309,18 +319,18 @@ static __always_inline void record_exec(struct file *new_exe_file)
 /*
  * The trampoline runs a program at most once per CPU at a time: while a
  * task that was preempted inside it is off the CPU, the next task to exit
- * there skips it (a recursion miss, which the tool reports).  Preemption
- * stays off in the program, but its end (bpf_preempt_enable()) is where a
- * long walk gets preempted.  So each hook runs two copies: a process is
+ * there skips it (a recursion miss, which the tool reports).  So each hook
+ * runs two copies, which claim an image through `recorded`: an image is
  * lost only if two tasks are held inside both copies on its CPU at once.
+ * Keeping preemption off in the walk would not help (its end,
+ * bpf_preempt_enable(), is where a long walk is preempted) and would cost
+ * latency in proportion to the process' mappings.
  */
 #define RECORDER(hook, name, record, ...)	\
 	SEC("fentry/" #hook)			\
 	int BPF_PROG(name, __VA_ARGS__)		\
 	{					\
-		bpf_preempt_disable();		\
 		record;				\
-		bpf_preempt_enable();		\
 		return 0;			\
 	}
 
