@@ -1335,7 +1335,7 @@ static pid_t recorder_start(const char *tool, const char *err)
 static double recorder_stop(pid_t pid, const char *err)
 {
 	unsigned long processes = 0, calls = 0, each = 0;
-	char line[1024];
+	char line[1024], said[4096] = "";
 	int status;
 	FILE *f;
 
@@ -1355,12 +1355,12 @@ static double recorder_stop(pid_t pid, const char *err)
 			calls = c;
 			each = e;
 		}
-		if (!processes || !calls)
-			fprintf(stderr, "%s", line);
+		strncat(said, line, sizeof(said) - strlen(said) - 1);
 	}
 	fclose(f);
 	if (!processes || !calls) {
-		fprintf(stderr, "buildid_bench: no counts in what the recorder said (above)\n");
+		fprintf(stderr, "%sbuildid_bench: no counts in what the recorder said (above)\n",
+			said);
 		exit(1);
 	}
 	return (double)calls * each / processes;
