@@ -32,14 +32,21 @@ const KIND_END: u32 = 2;
 const EVENT_EXIT: u32 = 1;
 const EVENT_EXEC: u32 = 2;
 
-pub const USAGE: &str = "usage: buildid record-exits [--json] [--comm REGEX] [-o FILE]
+pub const USAGE: &str =
+    "usage: buildid record-exits [--json] [--comm REGEX] [-o FILE] [--buffer-mb N]
 
 Until SIGINT or SIGTERM, prints the executable file mappings of every
 process that exits (or execs: its old image goes away) with their build
 IDs, one line per mapping: event, pid, comm, range, file offset, device,
 inode, path and build ID (or why there is none).  --comm keeps the
 processes whose command name matches REGEX.  Needs root and a kernel with
-BTF and the bpf_vma_build_id() kfunc.";
+BTF and the bpf_vma_build_id() kfunc.  --buffer-mb sets the ring buffer the
+programs fill (32 MiB, a power of two): what is lost when this program
+cannot keep up is counted and reported at the end.";
+
+/// The ring buffer's size by default: a burst of about 5000 exits of
+/// processes with a few libraries each, at about 900 bytes per mapping.
+const DEFAULT_BUFFER_MB: u32 = 32;
 
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq)]
@@ -47,16 +54,27 @@ pub struct Options {
     pub json: bool,
     pub comm: Option<String>,
     pub output: Option<String>,
+    pub buffer_mb: u32,
 }
 
 pub fn parse_args(argv: &[String]) -> Result<Options, String> {
-    let mut opts = Options::default();
+    let mut opts = Options {
+        buffer_mb: DEFAULT_BUFFER_MB,
+        ..Options::default()
+    };
     let mut it = argv.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => opts.json = true,
             "--comm" => opts.comm = Some(it.next().ok_or("--comm needs a REGEX")?.clone()),
             "-o" => opts.output = Some(it.next().ok_or("-o needs a FILE")?.clone()),
+            "--buffer-mb" => {
+                opts.buffer_mb = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n: &u32| n.is_power_of_two() && *n <= 1024)
+                    .ok_or("--buffer-mb needs a power of two from 1 to 1024")?
+            }
             "-h" | "--help" => return Err(USAGE.to_string()),
             s => return Err(format!("unexpected argument {s}\n{USAGE}")),
         }
@@ -373,9 +391,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
     catch_stop_signals();
 
     let mut storage = MaybeUninit::uninit();
-    let open = RecordExitsSkelBuilder::default()
+    let mut open = RecordExitsSkelBuilder::default()
         .open(&mut storage)
         .map_err(|e| format!("opening the BPF object: {e}"))?;
+    open.maps
+        .records
+        .set_max_entries(opts.buffer_mb << 20)
+        .map_err(|e| format!("sizing the ring buffer: {e}"))?;
     let mut skel = open
         .load()
         .map_err(|e| format!("loading the BPF programs: {e}"))?;
@@ -509,6 +531,14 @@ mod tests {
         assert!(o.json);
         assert_eq!(o.comm.as_deref(), Some("^py"));
         assert_eq!(o.output.as_deref(), Some("/tmp/x"));
+        assert_eq!(o.buffer_mb, DEFAULT_BUFFER_MB);
+        assert_eq!(
+            parse_args(&v(&["--buffer-mb", "128"])).unwrap().buffer_mb,
+            128
+        );
+        assert!(parse_args(&v(&["--buffer-mb", "3"])).is_err());
+        assert!(parse_args(&v(&["--buffer-mb", "2048"])).is_err());
+        assert!(parse_args(&v(&["--buffer-mb"])).is_err());
         assert!(parse_args(&v(&["--comm"])).is_err());
         assert!(parse_args(&v(&["12"])).is_err());
     }
