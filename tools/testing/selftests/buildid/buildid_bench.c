@@ -1302,6 +1302,9 @@ static bool file_says(const char *path, const char *text)
 	return strstr(buf, text);
 }
 
+/* What the recorder said when it stopped last, and its summary line. */
+static char recorder_said[4096], recorder_summary[1024];
+
 /* The recorder, writing to /dev/null, once it records; its messages go to @err. */
 static pid_t recorder_start(const char *tool, const char *err)
 {
@@ -1331,14 +1334,58 @@ static pid_t recorder_start(const char *tool, const char *err)
 	return pid;
 }
 
+/*
+ * A storm: two processes fork STORM_EXITS children in all, each exiting at
+ * once; the exits per second.
+ */
+enum { STORM_EXITS = 5000, STORM_OUTSTANDING = 32 };
+
+static double exit_storm(void)
+{
+	uint64_t t0 = now_ns();
+	pid_t forkers[2];
+	unsigned int k;
+
+	for (k = 0; k < 2; k++) {
+		unsigned int i, outstanding = 0;
+
+		forkers[k] = fork();
+		if (forkers[k] < 0)
+			die("fork");
+		if (forkers[k])
+			continue;
+		for (i = 0; i < STORM_EXITS / 2; i++) {
+			pid_t pid = fork();
+
+			if (!pid)
+				_exit(0);
+			if (pid < 0)
+				_exit(1);
+			if (++outstanding == STORM_OUTSTANDING) {
+				wait(NULL);
+				outstanding--;
+			}
+		}
+		while (wait(NULL) > 0)
+			;
+		_exit(0);
+	}
+	/* Not wait(): the recorder may be a child of this process too. */
+	for (k = 0; k < 2; k++)
+		if (waitpid(forkers[k], NULL, 0) != forkers[k])
+			die("waitpid");
+	return STORM_EXITS / ((now_ns() - t0) / 1e9);
+}
+
 /* Stops the recorder; the ns its exit programs ran per process it recorded. */
 static double recorder_stop(pid_t pid, const char *err)
 {
 	unsigned long processes = 0, calls = 0, each = 0;
-	char line[1024], said[4096] = "";
+	char line[1024];
 	int status;
 	FILE *f;
 
+	recorder_said[0] = recorder_summary[0] = 0;
 	if (kill(pid, SIGTERM) || waitpid(pid, &status, 0) != pid ||
 	    !WIFEXITED(status) || WEXITSTATUS(status))
 		die("buildid record-exits");
@@ -1355,12 +1402,14 @@ static double recorder_stop(pid_t pid, const char *err)
 			calls = c;
 			each = e;
 		}
-		strncat(said, line, sizeof(said) - strlen(said) - 1);
+		if (strstr(line, "processes incomplete"))
+			snprintf(recorder_summary, sizeof(recorder_summary), "%s", line);
+		strncat(recorder_said, line, sizeof(recorder_said) - strlen(recorder_said) - 1);
 	}
 	fclose(f);
 	if (!processes || !calls) {
 		fprintf(stderr, "%sbuildid_bench: no counts in what the recorder said (above)\n",
-			said);
+			recorder_said);
 		exit(1);
 	}
 	return (double)calls * each / processes;
@@ -1373,6 +1422,8 @@ static void exit_rows(void)
 	struct spread ns[3];
 	char err[PATH_MAX];
 	unsigned int r, k;
+	double storm[2];
+	pid_t rec;
 
 	if (!tool) {
 		fprintf(stderr, "buildid_bench: set BUILDID_TOOL to tools/buildid's binary\n");
@@ -1382,13 +1433,15 @@ static void exit_rows(void)
 	if (write_string("/proc/sys/kernel/bpf_stats_enabled", "1"))
 		die("bpf_stats_enabled");
 	for (r = 0; r < EXIT_ROUNDS; r++) {
-		pid_t rec;
-
 		runs[0][r] = exits_run(EXITS_PER_ROUND);
 		rec = recorder_start(tool, err);
 		runs[1][r] = exits_run(EXITS_PER_ROUND);
 		runs[2][r] = recorder_stop(rec, err) * EXITS_PER_ROUND;
 	}
+	storm[0] = exit_storm();
+	rec = recorder_start(tool, err);
+	storm[1] = exit_storm();
+	recorder_stop(rec, err);
 	write_string("/proc/sys/kernel/bpf_stats_enabled", "0");
 	for (k = 0; k < 3; k++)
 		ns[k] = spread_of(runs[k], EXIT_ROUNDS, EXITS_PER_ROUND);
@@ -1410,6 +1463,14 @@ static void exit_rows(void)
 	       ns[2].min / 1e3, ns[2].median / 1e3);
 	printf("PLOT\ttime with / without buildid record-exits (median)\tfork, exit and wait\t%.3f\n",
 	       ns[1].median / ns[0].median);
+	printf("\nA storm: two processes fork %d children in all as fast as they can, each\n"
+	       "exiting at once (at most %d waiting to be reaped per process), without and\n"
+	       "with the recorder (its default ring buffer), once each.\n\n",
+	       STORM_EXITS, STORM_OUTSTANDING);
+	printf("| storm | exits per second |\n|---|---:|\n");
+	printf("| no recorder | %.0f |\n| recorder running | %.0f |\n\n", storm[0], storm[1]);
+	printf("What the recorder said (its children and the two forkers are the processes):\n\n"
+	       "    %s\n", recorder_summary);
 }
 
 static bool wanted(int argc, char **argv, const char *section)
