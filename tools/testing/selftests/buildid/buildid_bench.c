@@ -1288,20 +1288,6 @@ static uint64_t exits_run(unsigned int n)
 	return now_ns() - t0;
 }
 
-static bool file_says(const char *path, const char *text)
-{
-	char buf[4096];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return strstr(buf, text);
-}
-
 /* What the recorder said when it stopped last, and its summary line. */
 static char recorder_said[4096], recorder_summary[1024];
 
@@ -1322,12 +1308,12 @@ static pid_t recorder_start(const char *tool, const char *err)
 		execl(tool, tool, "record-exits", "-o", "/dev/null", NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 1200 && !file_says(err, "recording"); i++) {
+	for (i = 0; i < 1200 && !file_contains(err, "recording"); i++) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			break;
 		usleep(100000);
 	}
-	if (!file_says(err, "recording")) {
+	if (!file_contains(err, "recording")) {
 		fprintf(stderr, "buildid_bench: %s record-exits did not start\n", tool);
 		exit(1);
 	}
@@ -1338,7 +1324,7 @@ static pid_t recorder_start(const char *tool, const char *err)
  * A storm: two processes fork STORM_EXITS children in all, each exiting at
  * once; the exits per second.
  */
-enum { STORM_EXITS = 5000, STORM_OUTSTANDING = 32 };
+enum { STORM_EXITS = 5000 };
 
 static double exit_storm(void)
 {
@@ -1347,28 +1333,11 @@ static double exit_storm(void)
 	unsigned int k;
 
 	for (k = 0; k < 2; k++) {
-		unsigned int i, outstanding = 0;
-
 		forkers[k] = fork();
 		if (forkers[k] < 0)
 			die("fork");
-		if (forkers[k])
-			continue;
-		for (i = 0; i < STORM_EXITS / 2; i++) {
-			pid_t pid = fork();
-
-			if (!pid)
-				_exit(0);
-			if (pid < 0)
-				_exit(1);
-			if (++outstanding == STORM_OUTSTANDING) {
-				wait(NULL);
-				outstanding--;
-			}
-		}
-		while (wait(NULL) > 0)
-			;
-		_exit(0);
+		if (!forkers[k])
+			fork_exits_then_exit(STORM_EXITS / 2, NULL, -1);
 	}
 	/* Not wait(): the recorder may be a child of this process too. */
 	for (k = 0; k < 2; k++)
@@ -1464,9 +1433,9 @@ static void exit_rows(void)
 	printf("PLOT\ttime with / without buildid record-exits (median)\tfork, exit and wait\t%.3f\n",
 	       ns[1].median / ns[0].median);
 	printf("\nA storm: two processes fork %d children in all as fast as they can, each\n"
-	       "exiting at once (at most %d waiting to be reaped per process), without and\n"
+	       "exiting at once (at most 32 waiting to be reaped per process), without and\n"
 	       "with the recorder (its default ring buffer), once each.\n\n",
-	       STORM_EXITS, STORM_OUTSTANDING);
+	       STORM_EXITS);
 	printf("| storm | exits per second |\n|---|---:|\n");
 	printf("| no recorder | %.0f |\n| recorder running | %.0f |\n\n", storm[0], storm[1]);
 	printf("What the recorder said (its children and the two forkers are the processes):\n\n"

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -962,6 +963,46 @@ const unsigned char spin_code[7] = {
 	0x75, 0xfa,		/* jne loop */
 	0xc3,			/* ret */
 };
+
+bool file_contains(const char *path, const char *text)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return strstr(buf, text);
+}
+
+void fork_exits_then_exit(unsigned int n, const char *child_comm, int pid_fd)
+{
+	unsigned int i, outstanding = 0;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			if (child_comm)
+				prctl(PR_SET_NAME, child_comm);
+			_exit(0);
+		}
+		if (pid < 0 || (pid_fd >= 0 && write(pid_fd, &pid, sizeof(pid)) != sizeof(pid)))
+			_exit(1);
+		if (++outstanding == 32) {
+			wait(NULL);
+			outstanding--;
+		}
+	}
+	while (wait(NULL) > 0)
+		;
+	_exit(0);
+}
 
 int busy_anon_once(void)
 {

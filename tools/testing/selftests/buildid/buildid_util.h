@@ -183,6 +183,17 @@ extern const unsigned char spin_code[7];
  */
 int busy_anon_once(void);
 
+/* Whether the first 4 KiB of the file at @path hold @text (false if unreadable). */
+bool file_contains(const char *path, const char *text);
+
+/*
+ * The body of a process that forks @n children as fast as it can, each
+ * exiting at once (renamed @child_comm first, unless NULL), with at most 32
+ * not yet reaped; each child's pid goes to @pid_fd unless it is -1.  Exits
+ * 0 once every child is reaped, 1 if a fork or a write failed.
+ */
+void fork_exits_then_exit(unsigned int n, const char *child_comm, int pid_fd);
+
 /* A cpu-clock perf event of this thread, user mode, 1 kHz, disabled; the fd or -errno. */
 int perf_cpu_clock_open(void);
 

@@ -245,22 +245,6 @@ static pid_t start_recorder(const char *tool, const char *out, const char *err)
 	_exit(127);
 }
 
-static bool file_has(const char *path, const char *text)
-{
-	char buf[4096];
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	return strstr(buf, text);
-}
-
 static void show_file(const char *what, const char *path)
 {
 	char line[1024];
@@ -360,7 +344,7 @@ FIXTURE_SETUP(exits)
 	self->recorder = start_recorder(tool, self->out, self->err);
 	ASSERT_LT(0, self->recorder);
 	/* Loading and verifying its programs takes a few seconds under TCG. */
-	for (i = 0; i < 1200 && !file_has(self->err, "recording"); i++) {
+	for (i = 0; i < 1200 && !file_contains(self->err, "recording"); i++) {
 		int status;
 
 		if (waitpid(self->recorder, &status, WNOHANG) == self->recorder) {
@@ -370,7 +354,7 @@ FIXTURE_SETUP(exits)
 		}
 		usleep(100000);
 	}
-	ASSERT_TRUE(file_has(self->err, "recording")) {
+	ASSERT_TRUE(file_contains(self->err, "recording")) {
 		show_file("recorder", self->err);
 	}
 }
@@ -759,36 +743,6 @@ TEST_F_TIMEOUT(exits, symbolized_after_exit, 900)
 
 #define STRESS_FORKERS 2
 #define STRESS_EXITS_EACH 2500
-#define STRESS_OUTSTANDING 32
-
-/*
- * One of the processes that fork the short-lived ones as fast as they can:
- * each child renames itself and exits at once.  The children's pids go to
- * @fd.
- */
-static void forker(int fd)
-{
-	unsigned int i, outstanding = 0;
-
-	prctl(PR_SET_NAME, "exit_forker");
-	for (i = 0; i < STRESS_EXITS_EACH; i++) {
-		pid_t pid = fork();
-
-		if (!pid) {
-			prctl(PR_SET_NAME, "exit_stress");
-			_exit(0);
-		}
-		if (pid < 0 || write(fd, &pid, sizeof(pid)) != sizeof(pid))
-			_exit(1);
-		if (++outstanding == STRESS_OUTSTANDING) {
-			wait(NULL);
-			outstanding--;
-		}
-	}
-	while (wait(NULL) > 0)
-		;
-	_exit(0);
-}
 
 /* The executable file mappings of this process, which its forks inherit. */
 static unsigned int exec_file_mappings(void)
@@ -833,7 +787,8 @@ TEST_F_TIMEOUT(exits, fork_storm, 900)
 		ASSERT_LE(0, forkers[i]);
 		if (!forkers[i]) {
 			close(fds[0]);
-			forker(fds[1]);
+			prctl(PR_SET_NAME, "exit_forker");
+			fork_exits_then_exit(STRESS_EXITS_EACH, "exit_stress", fds[1]);
 		}
 	}
 	close(fds[1]);
