@@ -13,7 +13,8 @@ TIMEOUT ?= 600
 FUZZ_SECONDS ?= 600
 
 .PHONY: help deps tree config build vm run test test-host test-kunit \
-	test-kselftest test-harness test-lint test-kcsan bench fuzz mutants clean clean-cache
+	test-kselftest test-harness test-lint test-kcsan bench fuzz mutants series series-check \
+	clean clean-cache
 
 help:
 	@echo "make run         build, boot, show build IDs of a process via PROCMAP_QUERY"
@@ -26,6 +27,8 @@ help:
 	@echo "make vm CMD=...  boot the kernel and run CMD as root (harness/vm-run CMD exits with CMD's status)"
 	@echo "make test-host | test-lint | test-kunit | test-kselftest | test-harness   one test stage"
 	@echo "make test-kcsan  build a KCSAN kernel, run the build ID cache's KUnit suite in it (not in 'make test')"
+	@echo "make series      write the patch series against Debian's 6.12 to out/series (git format-patch)"
+	@echo "make series-check  checkpatch --strict each patch; build after each patch and with options off (long)"
 	@echo "make mutants     build and boot kernels with broken readers: the tests must fail (MUTANTS=...)"
 	@echo "make fuzz        differential fuzzing of the parser against lib/buildid.c (FUZZ_SECONDS=600)"
 	@echo "make clean       remove host build output (target/)"
@@ -73,6 +76,12 @@ test-lint: deps
 test-kcsan: deps
 	@$(KHARNESS) kcsan
 
+series: deps
+	@$(KHARNESS) series
+
+series-check: deps
+	@$(KHARNESS) series-check $(if $(FROM),--from $(FROM))
+
 mutants: deps
 	@$(KHARNESS) mutants $(MUTANTS)
 
@@ -80,7 +89,7 @@ fuzz: deps
 	@$(KHARNESS) fuzz --seconds $(FUZZ_SECONDS)
 
 clean:
-	rm -rf target
+	rm -rf target out
 
 clean-cache:
-	rm -rf $${BUILDID_CACHE:-$$HOME/.cache/rust-buildid}/{src,tree,build,runs}
+	rm -rf $${BUILDID_CACHE:-$$HOME/.cache/rust-buildid}/{src,tree,build,runs,series}

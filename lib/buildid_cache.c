@@ -270,7 +270,7 @@ static struct file **buildid_defer_reserve(struct inode *inode)
 	ring = raw_cpu_ptr(&buildid_defer_rings);
 	for (i = 0; i < DEFER_SLOTS; i++) {
 		/* An NMI may interrupt us on this CPU and take a slot too. */
-		if (cmpxchg(&ring->slot[i], NULL, DEFER_RESERVED) == NULL)
+		if (!cmpxchg(&ring->slot[i], NULL, DEFER_RESERVED))
 			return &ring->slot[i];
 	}
 	buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);

@@ -42,6 +42,16 @@ def cmd_fuzz(args):
                           cwd=REPO, env=env, check=False).returncode
 
 
+def cmd_series(_args):
+    from .seriescheck import cmd_series
+    return cmd_series()
+
+
+def cmd_series_check(args):
+    from .seriescheck import cmd_series_check
+    return cmd_series_check(first=args.first)
+
+
 def cmd_builddir(_args):
     from .kbuild import Kernel
     print(Kernel().build)
@@ -91,6 +101,10 @@ def main(argv):
     sub.add_parser("config", help="generate and check the kernel .config")
     sub.add_parser("build", help="build the kernel incrementally")
     sub.add_parser("builddir", help="print the build directory")
+    sub.add_parser("series", help="write the patch series (git format-patch) to out/series")
+    c = sub.add_parser("series-check", help="checkpatch --strict, and build after each patch")
+    c.add_argument("--from", dest="first", type=int, default=1,
+                   help="first patch to build after (default 1)")
     sub.add_parser("csource", help="print the path of the pristine lib/buildid.c")
     f = sub.add_parser("fuzz", help="differential fuzzing of the parser against lib/buildid.c")
     f.add_argument("--seconds", type=int, default=600)
@@ -112,7 +126,7 @@ def main(argv):
     args = p.parse_args(argv)
     try:
         check_pinned_tools()
-        return globals()["cmd_" + args.cmd](args)
+        return globals()["cmd_" + args.cmd.replace("-", "_")](args)
     except HarnessError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

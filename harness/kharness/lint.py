@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The lint stage: formatting, checkpatch, and clippy's SAFETY comments.
+"""The lint stage: formatting, checkpatch, clippy's SAFETY comments, and the series.
 
 Clippy runs in the kernel build itself (kbuild.toolchain_vars): every Rust
 object is compiled by clippy-driver with kbuild.UNSAFE_LINT, and the build
@@ -12,9 +12,11 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from .common import REPO
 from .kbuild import UNSAFE_LINT, rust_object
+from .seriescheck import am_check, checkpatch_strict, generate
 from .tally import Tally
 from .tree import project_files
 
@@ -95,11 +97,6 @@ def stage_lint(kernel):
             checks.append((f"checkpatch {f}",
                            ["perl", checkpatch, "--no-tree", "--quiet", "--show-types",
                             "--ignore", ignore, "-f", os.path.join(REPO, f)]))
-    for name in sorted(os.listdir(os.path.join(REPO, "patches"))):
-        checks.append((f"checkpatch patches/{name}",
-                       ["perl", checkpatch, "--no-tree", "--quiet", "--no-signoff",
-                        "--show-types", "--ignore", "FILE_PATH_CHANGES,COMMIT_MESSAGE",
-                        os.path.join(REPO, "patches", name)]))
     for f in [f for f in files if f.endswith(".rs")]:
         obj = rust_object(f)
         problem = unsafe_lint_problem(obj, kbuild_record(kernel.build, obj), f)
@@ -115,4 +112,10 @@ def stage_lint(kernel):
                               text=True)
         if not tally.check(proc.returncode == 0 and not proc.stdout.strip(), name):
             sys.stdout.write(proc.stdout)
+    # The series as sent: checkpatch --strict with sign-offs and commit
+    # messages checked, and git am of it equal to the tree that was built.
+    with tempfile.TemporaryDirectory(prefix="buildid-lint-series.") as tmp:
+        patches, _entries, _source = generate(tmp)
+        checkpatch_strict(patches, checkpatch, tally)
+    am_check(kernel, tally)
     return tally

@@ -23,7 +23,8 @@ import time
 
 from . import tap
 from .common import CACHE, CARGO, HARNESS, REPO, HarnessError, info, stream
-from .kbuild import PATCHES, Kernel, build_kernel
+from .kbuild import Kernel, build_kernel
+from .series import PATCHES
 from .parsers import cargo_counts
 from .stages import build_buildid_kselftests, cargo_env, kunit_guest_command
 from .tally import Tally, banner
@@ -84,7 +85,7 @@ MUTANTS = (
            ["buildid_file/buildid_tmpfs_truncated"]),
     Mutant("vma_write_lock_ignored",
            "the lockless VMA read serves a VMA that a writer has write-locked",
-           "patches/0010-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
+           "patches/0014-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
            "+\tif (seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            "+\tif (0 && seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            ["buildid_cache/buildid_cache_vma_without_mmap_lock"]),
@@ -109,9 +110,8 @@ HOST_MUTANT_SECONDS = 150
 
 def mutated_repo(dest, mutant):
     """Copy the files and patches the overlay takes from the repository, with mutant applied."""
-    patches = [os.path.join("patches", name) for name in sorted(os.listdir(PATCHES))
-               if name.endswith(".patch")]
-    for rel in project_files(REPO) + patches:
+    patches = [os.path.join("patches", name) for name in sorted(os.listdir(PATCHES))]
+    for rel in project_files(REPO) + patches + ["BENCHMARKS.md"]:
         os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
         shutil.copy2(os.path.join(REPO, rel), os.path.join(dest, rel))
     if mutant is None:
@@ -212,7 +212,7 @@ def run_mutants(names=()):
             t0 = time.monotonic()
             with tempfile.TemporaryDirectory(prefix="buildid-mutant.") as repo:
                 mutated_repo(repo, mutant)
-                kernel.source.overlay(os.path.join(repo, "patches"), repo=repo)
+                kernel.source.overlay(repo=repo)
             try:
                 kernel.build_all()
             except HarnessError as e:

@@ -2,8 +2,8 @@
 """Kernel source cache: pristine extraction, working tree, project overlay.
 
 The pristine tree is the Debian tarball extracted once per package version.
-The working tree is a copy of it onto which the patches under patches/ and
-the project's own files are laid.  Both carry a manifest (path, size, mtime)
+The working tree is a copy of it with the patch series (patches/series,
+see series.py) applied: the generated patches, by 'git apply'.  Both carry a manifest (path, size, mtime)
 that is written only once they are complete, so an interrupted extraction or
 a tree changed behind our back is noticed and rebuilt instead of trusted.
 """
@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 
+from . import series
 from .common import CACHE, REPO, HarnessError, info, run
 
 TARBALL_GLOB = re.compile(r"^linux-source-6\.12\.tar\.(xz|bz2|gz)$")
@@ -213,13 +214,17 @@ class Source:
         write_manifest(self.tree, self.tree_manifest)
         return True
 
-    def overlay(self, patches_dir, repo=REPO):
-        """Apply patches and project files; rewrite only files whose content changed.
+    def generated_series(self):
+        """Where the harness keeps the patches it generates for the build."""
+        return os.path.join(CACHE, "series", self.key)
+
+    def overlay(self, repo=REPO):
+        """Apply the series; rewrite only files whose content changed.
 
         Returns (changed paths, whether the working tree was recreated).
         """
         recreated = self.ensure_tree()
-        staged = stage_overlay(self.pristine, patches_dir, repo)
+        staged = stage_series(self.pristine, repo, self.generated_series())
         try:
             with open(self.overlay_state) as f:
                 previous = json.load(f)
@@ -302,72 +307,13 @@ def project_files(repo):
                   and os.path.isfile(os.path.join(repo, p)))
 
 
-PATCHED_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
-
-
-def patch_targets(patch):
-    targets = []
-    with open(patch, errors="replace") as f:
-        for line in f:
-            m = PATCHED_FILE.match(line)
-            if m and m.group(1) != "/dev/null":
-                targets.append(m.group(1))
-    return targets
-
-
-def stage_overlay(pristine, patches_dir, repo):
-    """Return {path: (bytes, mode)} for every file the overlay provides."""
-    staged = {}
-    patches = sorted(p for p in os.listdir(patches_dir) if p.endswith(".patch")) \
-        if os.path.isdir(patches_dir) else []
-    with tempfile.TemporaryDirectory(prefix="buildid-stage.") as stage:
-        touched = set()
-        for name in patches:
-            patch = os.path.join(patches_dir, name)
-            targets = patch_targets(patch)
-            if not targets:
-                raise HarnessError(f"patches/{name}: no file to patch in it")
-            for rel in targets:
-                if rel in touched:
-                    continue
-                touched.add(rel)
-                src = os.path.join(pristine, rel)
-                if os.path.exists(src):
-                    os.makedirs(os.path.dirname(os.path.join(stage, rel)), exist_ok=True)
-                    shutil.copy2(src, os.path.join(stage, rel))
-            res = subprocess.run(
-                ["patch", "-p1", "--batch", "--forward", "--fuzz=0",
-                 "--no-backup-if-mismatch", "--reject-file=-", "-d", stage, "-i", patch],
-                capture_output=True, text=True)
-            if res.returncode != 0:
-                failed = failed_files(res.stdout + res.stderr) or targets
-                raise HarnessError(
-                    f"patches/{name} does not apply to {', '.join(failed)}:\n"
-                    + (res.stdout + res.stderr).rstrip())
-        for rel in sorted(touched):
-            path = os.path.join(stage, rel)
-            if os.path.exists(path):
-                with open(path, "rb") as f:
-                    staged[rel] = (f.read(), os.stat(path).st_mode & 0o777)
-    for rel in project_files(repo):
-        if rel in staged:
-            raise HarnessError(f"{rel} is both patched under patches/ and provided as a file")
-        path = os.path.join(repo, rel)
-        with open(path, "rb") as f:
-            mode = 0o755 if os.stat(path).st_mode & 0o111 else 0o644
-            staged[rel] = (f.read(), mode)
+def stage_series(pristine, repo, out_dir):
+    """{path: (bytes, mode)} of every file the series changes, from its generated patches."""
+    entries = series.load(repo, project_files(repo))
+    patches, final = series.generate(entries, pristine, out_dir, repo)
+    staged = series.apply_generated(patches, pristine, entries.touched())
+    if staged != final:
+        differ = sorted(p for p in set(staged) | set(final) if staged.get(p) != final.get(p))
+        raise HarnessError("the generated patches do not give the series' files: "
+                           + ", ".join(differ))
     return staged
-
-
-def failed_files(output):
-    """Files named in GNU patch output as failing."""
-    failed, current = [], None
-    for line in output.splitlines():
-        m = re.match(r"^(?:patching|checking) file '?([^']+?)'?$", line)
-        if m:
-            current = m.group(1)
-        elif current and ("FAILED" in line or "No such file" in line
-                          or "Reversed (or previously applied)" in line):
-            if current not in failed:
-                failed.append(current)
-    return failed

@@ -23,7 +23,13 @@ def read(path):
         return f.read()
 
 
-PATCH = """--- a/lib/Makefile
+MESSAGE = """lib: build buildid.o only with CONFIG_X
+
+So that the Rust implementation can replace it.
+"""
+
+PATCH = MESSAGE + """---
+--- a/lib/Makefile
 +++ b/lib/Makefile
 @@ -1,3 +1,3 @@
  obj-y += a.o
@@ -46,6 +52,9 @@ class OverlayTest(unittest.TestCase):
         write(os.path.join(self.pristine, "lib/buildid.c"), "/* C */\n")
         write(os.path.join(self.repo, "lib/buildid_rust.rs"), "// Rust\n")
         write(os.path.join(self.patches, "0001-lib-build.patch"), PATCH)
+        self.write_series(["0001-lib-build.patch", "\tlib/buildid_rust.rs"])
+        write(os.path.join(self.patches, "cover-letter"), "lib: a series\n\nWhy.\n")
+        write(os.path.join(self.repo, "BENCHMARKS.md"), "measuring commit abcdef1\n")
         subprocess.run(["cp", "-a", self.pristine, self.tree], check=True)
         self.src = mock.Mock(spec=tree.Source)
         self.src.pristine = self.pristine
@@ -53,12 +62,17 @@ class OverlayTest(unittest.TestCase):
         self.src.tree_manifest = os.path.join(root, "tree.manifest")
         self.src.overlay_state = os.path.join(root, "overlay.json")
         self.src.ensure_tree = mock.Mock(return_value=False)
+        self.src.generated_series = mock.Mock(return_value=os.path.join(root, "generated"))
+
+    def write_series(self, lines):
+        write(os.path.join(self.patches, "series"),
+              "From: A Developer <dev@example.org>\n" + "\n".join(lines) + "\n")
 
     def tearDown(self):
         self.tmp.cleanup()
 
     def overlay(self):
-        return tree.Source.overlay(self.src, self.patches, repo=self.repo)
+        return tree.Source.overlay(self.src, repo=self.repo)
 
     def test_applies_patches_and_files(self):
         changed, _ = self.overlay()
@@ -83,10 +97,13 @@ class OverlayTest(unittest.TestCase):
 
     def test_removed_overlay_file_is_restored_or_deleted(self):
         self.overlay()
-        os.unlink(os.path.join(self.patches, "0001-lib-build.patch"))
+        write(os.path.join(self.patches, "0001-lib-build.patch"),
+              "lib: add a comment\n\nSo that the series adds something.\n---\n"
+              "--- a/lib/buildid.c\n+++ b/lib/buildid.c\n@@ -1 +1,2 @@\n /* C */\n+/* more */\n")
+        self.write_series(["0001-lib-build.patch"])
         os.unlink(os.path.join(self.repo, "lib/buildid_rust.rs"))
         changed, _ = self.overlay()
-        self.assertEqual(changed, ["lib/Makefile", "lib/buildid_rust.rs"])
+        self.assertEqual(changed, ["lib/buildid.c", "lib/Makefile", "lib/buildid_rust.rs"])
         self.assertEqual(read(os.path.join(self.tree, "lib/Makefile")),
                          read(os.path.join(self.pristine, "lib/Makefile")))
         self.assertFalse(os.path.exists(os.path.join(self.tree, "lib/buildid_rust.rs")))
@@ -94,6 +111,7 @@ class OverlayTest(unittest.TestCase):
     def test_patch_that_does_not_apply_names_patch_and_file(self):
         write(os.path.join(self.patches, "0002-stale.patch"),
               PATCH.replace("obj-y += c.o", "obj-y += zzz.o"))
+        self.write_series(["0001-lib-build.patch", "\tlib/buildid_rust.rs", "0002-stale.patch"])
         with self.assertRaises(HarnessError) as cm:
             self.overlay()
         msg = str(cm.exception)
@@ -101,11 +119,13 @@ class OverlayTest(unittest.TestCase):
         self.assertIn("lib/Makefile", msg)
 
     def test_patch_for_missing_file_names_it(self):
-        write(os.path.join(self.patches, "0003-missing.patch"),
+        write(os.path.join(self.patches, "0002-missing.patch"),
               PATCH.replace("lib/Makefile", "lib/Nope"))
+        self.write_series(["0001-lib-build.patch", "\tlib/buildid_rust.rs", "0002-missing.patch"])
         with self.assertRaises(HarnessError) as cm:
             self.overlay()
-        self.assertIn("0003-missing.patch does not apply to lib/Nope", str(cm.exception))
+        self.assertIn("0002-missing.patch diffs lib/Nope, which the pristine tree does not have",
+                      str(cm.exception))
 
 
 class ManifestTest(unittest.TestCase):

@@ -175,16 +175,17 @@ impl FolioView {
             return Err(EINVAL);
         }
         #[cfg(not(CONFIG_HIGHMEM))]
-        // SAFETY: `offset..offset + dst.len()` lies inside the folio (checked above), so by the type invariants
-        // `addr + offset` is valid for reading `dst.len()` bytes while `self.folio` is referenced,
-        // which it is for the whole call.
+        // SAFETY: `offset..offset + dst.len()` lies inside the folio (checked above), so by the
+        // type invariants `addr + offset` is valid for reading `dst.len()` bytes while
+        // `self.folio` is referenced, which it is for the whole call.
         unsafe {
             read_once_bytes(self.addr.as_ptr().add(offset), dst)
         };
         #[cfg(CONFIG_HIGHMEM)]
         if !dst.is_empty() {
             // SAFETY: The folio is valid by the type invariants of `Folio`,
-            // `offset..offset + dst.len()` lies inside it (checked above), and `dst` is valid for writing `dst.len()` bytes.
+            // `offset..offset + dst.len()` lies inside it (checked above), and `dst` is valid for
+            // writing `dst.len()` bytes.
             // `memcpy_from_folio()` maps one page at a time with `kmap_local_folio()`, which is
             // allowed in any context.
             unsafe {

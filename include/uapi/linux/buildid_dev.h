@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define BUILDID_IOC_TYPE	0xb1
+#define BUILDID_IOC_TYPE	0xb9
 #define BUILDID_IOC_NR_FILE	1
 #define BUILDID_IOC_NR_VMA	2
 #define BUILDID_IOC_NR_BENCH	3
@@ -108,8 +108,11 @@ struct buildid_bench {
 	__u64 total_ns;				/* out */
 };
 
-#define BUILDID_IOC_FILE	_IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_FILE, struct buildid_file_query)
-#define BUILDID_IOC_VMA		_IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_VMA, struct buildid_vma_query)
-#define BUILDID_IOC_BENCH	_IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_BENCH, struct buildid_bench)
+#define BUILDID_IOC_FILE \
+	_IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_FILE, struct buildid_file_query)
+#define BUILDID_IOC_VMA \
+	_IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_VMA, struct buildid_vma_query)
+#define BUILDID_IOC_BENCH \
+	_IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_BENCH, struct buildid_bench)
 
 #endif /* _UAPI_LINUX_BUILDID_DEV_H */
