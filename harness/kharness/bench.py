@@ -7,9 +7,9 @@ import subprocess
 import time
 
 from .common import CACHE, HARNESS, REPO, HarnessError, info
+from .guest import build_buildid_kselftests, build_tool
 from .kbuild import BENCH_FRAGMENT, FRAGMENT, Kernel, build_kernel, merge_fragments
 from .plot import ratio_svg, split_plot_lines
-from .stages import build_buildid_kselftests, build_tool
 from .vm import boot
 
 BENCH_LARGE_ELF = "/usr/bin/qemu-system-x86_64"

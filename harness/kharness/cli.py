@@ -34,12 +34,12 @@ def cmd_csource(_args):
 
 def cmd_fuzz(args):
     import subprocess
-    from .common import CARGO, REPO
+    from .common import REPO
+    from .guest import fuzz_command
     from .kbuild import Kernel
     env = dict(os.environ, BUILDID_C_SOURCE=Kernel().source.c_reference())
-    return subprocess.run([CARGO, "run", "--release", "-p", "buildid-elf", "--bin",
-                           "buildid-elf-fuzz", "--", "--seconds", str(args.seconds)],
-                          cwd=REPO, env=env, check=False).returncode
+    return subprocess.run(fuzz_command(args.seconds), cwd=REPO, env=env,
+                          check=False).returncode
 
 
 def cmd_series(_args):

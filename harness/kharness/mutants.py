@@ -23,10 +23,10 @@ import time
 
 from . import tap
 from .common import CACHE, CARGO, HARNESS, REPO, HarnessError, info, stream
+from .guest import build_buildid_kselftests, cargo_env, kunit_guest_command
 from .kbuild import Kernel, build_kernel
 from .series import PATCHES
 from .parsers import cargo_counts
-from .stages import build_buildid_kselftests, cargo_env, kunit_guest_command
 from .tally import Tally, banner
 from .tree import project_files
 from .vm import boot
@@ -126,13 +126,14 @@ def mutated_repo(dest, mutant):
         f.write(text.replace(mutant.old, mutant.new))
 
 
-def host_mutant_checks(tally):
+def host_mutant_checks(tally, c_source):
     """Run the host tests on each mutant of a file they compile: they must fail.
 
     They run first on the copy without a mutant, which must pass, so that a
-    failure is the mutant's doing and not the copy's.
+    failure is the mutant's doing and not the copy's.  c_source is the
+    lib/buildid.c the differential tests compile (the copy has no tree).
     """
-    env = dict(cargo_env(), CARGO_TARGET_DIR=os.path.join(CACHE, "host-mutants-target"))
+    env = dict(cargo_env(c_source), CARGO_TARGET_DIR=os.path.join(CACHE, "host-mutants-target"))
     for mutant in [None] + [m for m in MUTANTS if m.path in HOST_COMPILED]:
         name = mutant.name if mutant else "(no mutant)"
         with tempfile.TemporaryDirectory(prefix="buildid-host-mutant.") as repo:

@@ -456,5 +456,6 @@ def kconfig_symbols(series):
     for entry in series.entries:
         for path, section in entry.sections:
             if os.path.basename(path).startswith("Kconfig"):
-                symbols.update(re.findall(r"^\+\s*(?:menu)?config\s+(\w+)", section, re.M))
+                symbols.update("CONFIG_" + s for s in
+                               re.findall(r"^\+\s*(?:menu)?config\s+(\w+)", section, re.M))
     return symbols

@@ -18,7 +18,7 @@ from . import series
 from .common import CACHE, REPO, HarnessError, info
 from .kbuild import FRAGMENT, Kernel
 from .tally import Tally, banner
-from .tree import Source, atomic_write, file_has, project_files
+from .tree import Source, atomic_write, file_has, project_files, write_manifest
 
 SERIES_OUT = os.environ.get("SERIES_OUT") or os.path.join(REPO, "out", "series")
 ACCEPTED = os.path.join(REPO, "patches", "checkpatch-accepted")
@@ -206,6 +206,8 @@ class StepSource(Source):
             if not file_has(dst, data, mode):
                 atomic_write(dst, data, mode)
                 changed += 1
+        if changed:
+            write_manifest(self.tree, self.tree_manifest)
         return changed
 
 
@@ -234,7 +236,13 @@ def cmd_series_check(first=1):
     checkpatch_strict(patches, checkpatch, tally)
 
     source = StepSource()
-    source.ensure_tree()
+    if source.ensure_tree():
+        # Files copied again carry the tarball's old mtimes: objects built
+        # from other content would look up to date.
+        build = step_kernel(source).build
+        if os.path.isdir(build):
+            info(f"dropping {build}: its working tree was copied again")
+            shutil.rmtree(build)
     touched = entries.touched()
     symbols = series.kconfig_symbols(entries)
     n = len(entries.entries)

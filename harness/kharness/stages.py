@@ -4,7 +4,8 @@
 Every stage returns a Tally of its checks; a stage that cannot run at all
 counts as one failure, so a broken stage can never make the total look
 green.  What the stages read from their runs, and their verdicts, are in
-parsers.py; the lint stage is lint.py.
+parsers.py; the lint stage is lint.py; the guest programs and cargo
+environment that 'make mutants' and 'make bench' share are in guest.py.
 """
 
 import contextlib
@@ -15,9 +16,12 @@ import subprocess
 import sys
 import time
 
-from .common import CACHE, CARGO, HARNESS, PYTHON, REPO, HarnessError, Progress, run, stream
+from .common import CARGO, HARNESS, PYTHON, REPO, HarnessError, Progress, run, stream
+from .guest import (BPF_CLANG, build_buildid_kselftests, build_tool, cargo_env, fuzz_command,
+                    kunit_guest_command)
 from .kbuild import Kernel, build_kernel
 from .lint import stage_lint
+from .mutants import host_mutant_checks
 from .parsers import (BPF_SELFTESTS, KSELFTEST_PARTS, KSELFTEST_TARGETS, PART_START,
                       caused_only_by_warning, cargo_counts, kselftest_verdict, kunit_verdict,
                       splat_with, unittest_counts)
@@ -25,49 +29,29 @@ from .tally import Tally, banner
 from .vm import boot, run_vm
 
 FUZZ_SECONDS = os.environ.get("FUZZ_SECONDS", "20")
-TARGET_DIR = os.path.join(REPO, "target")
 
 
-def cargo_env():
-    env = dict(os.environ)
-    env.setdefault("CARGO_TARGET_DIR", TARGET_DIR)
-    return env
+def stage_host(c_source):
+    """cargo test over the workspace and the harness' own unit tests.
 
-
-def stage_host():
-    """cargo test over the workspace and the harness' own unit tests."""
+    c_source is the lib/buildid.c the differential tests compile.
+    """
     tally = Tally()
     status, output, _ = stream([CARGO, "test", "--workspace", "--color", "never"],
-                               "cargo test", cwd=REPO, env=cargo_env())
+                               "cargo test", cwd=REPO, env=cargo_env(c_source))
     tally.add(*cargo_counts(output, status))
     # Differential fuzzing of the parser against the C reference, bounded here
     # ('make fuzz FUZZ_SECONDS=N' runs it longer).
-    status, _, _ = stream([CARGO, "run", "-q", "--release", "-p", "buildid-elf", "--bin",
-                           "buildid-elf-fuzz", "--", "--seconds", FUZZ_SECONDS],
-                          "differential fuzz", cwd=REPO, env=cargo_env())
+    status, _, _ = stream(fuzz_command(FUZZ_SECONDS, quiet=True),
+                          "differential fuzz", cwd=REPO, env=cargo_env(c_source))
     tally.check(status == 0, f"differential fuzz, Rust parser vs lib/buildid.c "
                 f"({FUZZ_SECONDS} s)")
     status, output, _ = stream([PYTHON, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
                                "harness unit tests", cwd=HARNESS)
     tally.add(*unittest_counts(output, status))
-    # The host tests must catch broken readers (mutants imports this module).
-    from .mutants import host_mutant_checks
-    host_mutant_checks(tally)
+    # The host tests must catch broken readers.
+    host_mutant_checks(tally, c_source)
     return tally
-
-
-def guest_programs():
-    """Build the C helpers the guest scripts use; returns their directory."""
-    bindir = os.path.join(CACHE, "guest-bin")
-    os.makedirs(bindir, exist_ok=True)
-    src_dir = os.path.join(HARNESS, "guest")
-    for name in sorted(os.listdir(src_dir)):
-        if not name.endswith(".c"):
-            continue
-        src, exe = os.path.join(src_dir, name), os.path.join(bindir, name[:-2])
-        if not os.path.exists(exe) or os.stat(exe).st_mtime < os.stat(src).st_mtime:
-            run(["gcc", "-O2", "-Wall", "-Werror", "-o", exe, src])
-    return bindir
 
 
 # A guest command that raises a kernel WARNING (the harness stage runs the
@@ -77,13 +61,6 @@ PROVOKE_WARNING = "modprobe lkdtm && echo WARNING > /sys/kernel/debug/provoke-cr
 
 def with_provoke(command, provoke):
     return f"{{ {provoke}; }} && {{ {command}; }}" if provoke else command
-
-
-def kunit_guest_command():
-    """The guest command that loads the buildid_kunit module (harness/guest/kunit.sh)."""
-    bindir = guest_programs()
-    script = os.path.join(HARNESS, "guest", "kunit.sh")
-    return f"BUILDID_GUEST_BIN={shlex.quote(bindir)} sh {shlex.quote(script)}"
 
 
 def stage_kunit(kernel, provoke=None):
@@ -118,16 +95,6 @@ def build_kselftests(kernel):
         stdout=subprocess.DEVNULL, progress="building the upstream kselftests")
     return install
 
-
-def build_buildid_kselftests(kernel):
-    """Install the kernel's headers, build the buildid suite where the guest's make looks."""
-    kernel.make("headers")
-    run(["make", "-s", "-C", os.path.join(kernel.source.tree, "tools", "testing", "selftests"),
-         "TARGETS=buildid", f"O={kernel.build}", f"CLANG={BPF_CLANG}"],
-        stdout=subprocess.DEVNULL, progress="building the buildid kselftests")
-
-
-BPF_CLANG = "clang-19"
 
 # test_progs is built with only the upstream BPF selftests that exercise
 # the build ID code (parsers.BPF_SELFTESTS) and the BPF programs they use:
@@ -188,13 +155,6 @@ def build_bpf_selftests(kernel):
         print(proc.stdout)
         raise HarnessError(f"building the upstream BPF selftests failed: {' '.join(cmd)}")
     return out
-
-
-def build_tool():
-    """The user-space buildid tool, as `make run` uses it."""
-    run([CARGO, "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env(),
-        progress="building the buildid tool")
-    return os.path.join(TARGET_DIR, "release", "buildid")
 
 
 BUILDID_CACHE_SWITCH = "/proc/sys/kernel/buildid_cache/enabled"
@@ -349,8 +309,7 @@ def run_stage(name, kernel):
     """(kernel, Tally) of one stage; the build stage builds the kernel the others use."""
     if name == "host":
         # The differential tests compile the tree's own lib/buildid.c.
-        os.environ["BUILDID_C_SOURCE"] = Kernel().source.c_reference()
-        return kernel, stage_host()
+        return kernel, stage_host(Kernel().source.c_reference())
     if name == "build":
         return build_kernel(), Tally()
     kernel = kernel or Kernel()

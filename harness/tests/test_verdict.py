@@ -158,11 +158,19 @@ class KunitVerdictTest(unittest.TestCase):
     def test_planned_count_must_be_the_expected_one(self):
         # A suite that lost a case from its source plans and reports one
         # fewer: the plan is met, the expected count is not.
+        text = recorded("kunit-dmesg.txt").replace("]     1..2\n", "]     1..1\n", 1)
+        text = "\n".join(line for line in text.splitlines()
+                         if not line.endswith("ok 2 buildid_buf_rejects_bad_notes"))
+        failures = self.verdict(text).failures
+        self.assertIn("KUnit: buildid_buf plans 2 cases (planned 1)", failures)
+
+    def test_upstream_doctests_are_not_counted(self):
+        # The kernel crate's suite is mostly upstream's doctests: its count
+        # may change with them, as long as ours report ok.
         text = recorded("kunit-dmesg.txt").replace("    1..117", "    1..116")
         text = "\n".join(line for line in text.splitlines()
                          if not line.endswith("ok 117 rust_doctest_kernel_workqueue_rs_3"))
-        failures = self.verdict(text).failures
-        self.assertEqual(failures, ["KUnit: rust_doctests_kernel plans 117 cases (planned 116)"])
+        self.assertEqual(self.verdict(text).failures, [])
 
     def test_warning_fails_the_stage(self):
         tally = self.verdict(recorded("kunit-dmesg.txt") + WARNING)

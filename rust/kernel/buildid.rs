@@ -138,19 +138,8 @@ fn page_cache_holds_data(file: &LocalFile) -> bool {
 /// [`Mode::Nofault`], for data that is not in the page cache; with [`EIO`] if the file is
 /// shorter than its headers say, or with the error of the read.
 ///
-/// # Examples
-///
-/// ```
-/// use kernel::buildid::{self, Mode};
-/// use kernel::fs::file::File;
-///
-/// fn print_build_id(file: &File) {
-///     match buildid::parse_file(file, Mode::Sleepable) {
-///         Ok(id) => pr_info!("build ID {}\n", id),
-///         Err(e) => pr_info!("no build ID: {:?}\n", e),
-///     }
-/// }
-/// ```
+/// The sample driver (`samples/rust/rust_buildid.rs`) calls it on the file of a descriptor and
+/// on the file a VMA maps; [`parse_buf`] has an example that runs as a KUnit case.
 pub fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
     #[cfg(CONFIG_BUILDID_CACHE)]
     if file.is_regular() {

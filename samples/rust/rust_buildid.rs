@@ -22,16 +22,17 @@
 //! A parse that fails returns the parser's error (`EINVAL` for no build ID, `EFAULT` for data
 //! the nofault mode did not find cached).
 
-use core::mem::{size_of, MaybeUninit};
+use core::mem::{offset_of, size_of, MaybeUninit};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     bindings,
     buildid::{self, BuildId, Mode, BUILD_ID_SIZE_MAX},
     c_str,
     fs::file::{File, LocalFile},
-    ioctl::{_IOC_NR, _IOC_TYPE},
+    ioctl::_IOWR,
     miscdevice::{MiscDevice, MiscDeviceFops, MiscDeviceOptions, MiscDeviceRegistration},
     mm::MmWithUser,
+    page::PAGE_SHIFT,
     prelude::*,
     task::Task,
     types::{ARef, AsBytes, FromBytes},
@@ -92,6 +93,7 @@ struct Arg<T> {
 impl<T: FromBytes + AsBytes> Arg<T> {
     /// Copies the struct at `ptr` in: the caller's size comes first; a shorter struct than this
     /// driver's leaves the fields it lacks zero, a longer one must have zeroes past it.
+    /// `min_size` is the end of the fields the caller must pass (the input fields).
     fn read(ptr: usize, min_size: usize) -> Result<Self> {
         let user_size = UserSlice::new(ptr, 4).reader().read::<u32>()? as usize;
         if user_size < min_size {
@@ -229,9 +231,28 @@ fn readable_file(fd: i32) -> Result<ARef<LocalFile>> {
     Ok(file)
 }
 
+/// The ioctl commands: the full number, so that a command with this type and number but
+/// another direction or size is not taken for one of these.
+const IOC_FILE: u32 =
+    _IOWR::<uapi::buildid_file_query>(uapi::BUILDID_IOC_TYPE, uapi::BUILDID_IOC_NR_FILE);
+const IOC_VMA: u32 =
+    _IOWR::<uapi::buildid_vma_query>(uapi::BUILDID_IOC_TYPE, uapi::BUILDID_IOC_NR_VMA);
+const IOC_BENCH: u32 =
+    _IOWR::<uapi::buildid_bench>(uapi::BUILDID_IOC_TYPE, uapi::BUILDID_IOC_NR_BENCH);
+
+/// The input fields a caller must pass: up to `fd`, `addr` and `iterations`.
+const FILE_QUERY_MIN_SIZE: usize = offset_of!(uapi::buildid_file_query, build_id_size);
+const VMA_QUERY_MIN_SIZE: usize = offset_of!(uapi::buildid_vma_query, vma_start);
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_MIN_SIZE: usize = offset_of!(uapi::buildid_bench, result);
+
 fn query_file(ptr: usize) -> Result<isize> {
-    let mut arg = Arg::<FileQuery>::read(ptr, 12)?;
+    let mut arg = Arg::<FileQuery>::read(ptr, FILE_QUERY_MIN_SIZE)?;
     let query = &mut arg.value.0;
+    // Reserved for extensions, which will give a zero its present meaning.
+    if query.reserved != 0 {
+        return Err(EINVAL);
+    }
     let mode = parse_mode(query.flags)?;
     let file = readable_file(query.fd)?;
     let id = buildid::parse_file(&file, mode)?;
@@ -241,8 +262,11 @@ fn query_file(ptr: usize) -> Result<isize> {
 }
 
 fn query_vma(ptr: usize) -> Result<isize> {
-    let mut arg = Arg::<VmaQuery>::read(ptr, 24)?;
+    let mut arg = Arg::<VmaQuery>::read(ptr, VMA_QUERY_MIN_SIZE)?;
     let query = &mut arg.value.0;
+    if query.reserved != 0 {
+        return Err(EINVAL);
+    }
     let lockless = query.flags & FLAG_VMA_LOCKLESS != 0;
     if lockless && query.flags != FLAG_VMA_LOCKLESS {
         return Err(EINVAL);
@@ -280,7 +304,7 @@ fn query_vma(ptr: usize) -> Result<isize> {
     let id = parse_with(&file, mode, implementation)?;
     query.vma_start = start as u64;
     query.vma_end = end as u64;
-    query.vma_offset = (pgoff as u64) << bindings::PAGE_SHIFT;
+    query.vma_offset = (pgoff as u64) << PAGE_SHIFT;
     (query.build_id_size, query.build_id) = build_id_fields(&id);
     arg.write_back()?;
     Ok(0)
@@ -347,8 +371,11 @@ fn bench(ptr: usize) -> Result<isize> {
     if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as i32) } {
         return Err(EPERM);
     }
-    let mut arg = Arg::<BenchArg>::read(ptr, 20)?;
+    let mut arg = Arg::<BenchArg>::read(ptr, BENCH_MIN_SIZE)?;
     let bench = &mut arg.value.0;
+    if bench.reserved != 0 {
+        return Err(EINVAL);
+    }
     let implementation = match bench.flags {
         0 => Implementation::Rust,
         uapi::BUILDID_C_REFERENCE => Implementation::C,
@@ -419,13 +446,10 @@ impl MiscDevice for BuildidDevice {
     }
 
     fn ioctl(_device: (), _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        if _IOC_TYPE(cmd) != uapi::BUILDID_IOC_TYPE {
-            return Err(ENOTTY);
-        }
-        match _IOC_NR(cmd) {
-            uapi::BUILDID_IOC_NR_FILE => query_file(arg),
-            uapi::BUILDID_IOC_NR_VMA => query_vma(arg),
-            uapi::BUILDID_IOC_NR_BENCH => bench(arg),
+        match cmd {
+            IOC_FILE => query_file(arg),
+            IOC_VMA => query_vma(arg),
+            IOC_BENCH => bench(arg),
             _ => Err(ENOTTY),
         }
     }

@@ -9,8 +9,9 @@
  * copy_struct_from_user() way: a caller built against an older, shorter
  * struct gets only the fields it knows; a longer one is accepted if the
  * bytes the driver does not know are zero (E2BIG otherwise).  Shorter than
- * the first version's required fields, or unknown flags, is EINVAL.  The
- * ioctl number is matched on type and number only.
+ * the first version's required fields, unknown flags, or a @reserved field
+ * that is not zero, is EINVAL.  A command is matched whole: type, number,
+ * direction and the size of this version's struct.
  */
 #ifndef _UAPI_LINUX_BUILDID_DEV_H
 #define _UAPI_LINUX_BUILDID_DEV_H

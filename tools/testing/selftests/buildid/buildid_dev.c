@@ -133,6 +133,19 @@ TEST_F(dev, file_query_errors)
 	EXPECT_EQ(-ENOTTY, ioctl_err(self->dev, _IOWR(BUILDID_IOC_TYPE, 9, int), &q));
 	EXPECT_EQ(-ENOTTY, ioctl_err(self->dev, _IOWR(0xb2, 1, int), &q));
 	close(q.fd);
+	/* A query that succeeds, but for the command or the reserved field. */
+	q.fd = open(self->lib, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, q.fd);
+	q.flags = 0;
+	EXPECT_EQ(-ENOTTY, ioctl_err(self->dev, _IOWR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_FILE, int),
+				     &q));
+	EXPECT_EQ(-ENOTTY, ioctl_err(self->dev, _IOR(BUILDID_IOC_TYPE, BUILDID_IOC_NR_FILE,
+						     struct buildid_file_query), &q));
+	q.reserved = 1;
+	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_FILE, &q));
+	q.reserved = 0;
+	EXPECT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_FILE, &q));
+	close(q.fd);
 }
 
 TEST_F(dev, struct_sizes)
@@ -207,6 +220,11 @@ TEST_F(dev, vma_query_self)
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
 	q.flags = 16;
 	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	q.flags = 0;
+	q.reserved = 1;
+	EXPECT_EQ(-EINVAL, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
+	q.reserved = 0;
+	EXPECT_EQ(0, ioctl_err(self->dev, BUILDID_IOC_VMA, &q));
 	/*
 	 * As the BPF stack helpers ask for a frame, without mmap_lock: the
 	 * cache has the library (its mmap(PROT_EXEC) filled it), there is no

@@ -8,6 +8,10 @@
 #ifndef BUILDID_SELFTEST_PROBE_H
 #define BUILDID_SELFTEST_PROBE_H
 
+#ifndef __x86_64__
+#error "x86-64 machine code; the Makefile builds this directory only there"
+#endif
+
 #define PROBE_BODY_OFFSET 4	/* push %rbp (1 byte) + mov %rsp,%rbp (3 bytes) */
 
 #define DEFINE_PROBE_FUNC(name)						\
