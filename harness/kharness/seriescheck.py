@@ -123,8 +123,9 @@ def filecmp_bytes(a, b):
 
 # -- checkpatch --strict ----------------------------------------------------------
 
-def load_accepted(path=ACCEPTED):
+def load_accepted(path=None):
     """{(patch number, TYPE): (count, why)} from patches/checkpatch-accepted."""
+    path = path or ACCEPTED
     accepted = {}
     with open(path) as f:
         for lineno, raw in enumerate(f, 1):

@@ -241,7 +241,8 @@ static void *load_probe_lib(struct __test_metadata *_metadata, const char *path,
 {
 	void *handle;
 
-	if (copy_file(test_file("libbuildid_sha1.so"), path) || elf_build_id_from_sections(path, id))
+	if (copy_file(test_file("libbuildid_sha1.so"), path) ||
+	    elf_build_id_from_sections(path, id))
 		return NULL;
 	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
@@ -604,11 +605,13 @@ static const unsigned char code_a_inner[] = {
 	0x5d,			/* pop %rbp */
 	0xc3,			/* ret */
 };
+
 static const unsigned char code_a_outer[] = {
 	0x55,			/* push %rbp */
 	0x48, 0x89, 0xe5,	/* mov %rsp,%rbp */
 	0xff, 0xd7,		/* call *%rdi: inner; returns to A's vm_end */
 };
+
 static const unsigned char code_b[] = {
 	0x5d,			/* pop %rbp: outer's frame */
 	0xc3,			/* ret */
@@ -865,11 +868,15 @@ static unsigned int sample_race(struct __test_metadata *_metadata,
 		return 0;
 	}
 	if (source == NMI_BACKTRACE) {
-		nmis.err = pthread_create(&sender, NULL, send_nmis_until_stopped, &nmis) ? -EAGAIN : 0;
+		if (pthread_create(&sender, NULL, send_nmis_until_stopped, &nmis))
+			nmis.err = -EAGAIN;
+		else
+			nmis.err = 0;
 		if (!nmis.err)
 			pinned = pin_for_nmis(&cpus);
 		if (pinned)
-			TH_LOG("pinning threads for NMIs: %s (two CPUs are needed)", strerror(-pinned));
+			TH_LOG("pinning threads for NMIs: %s (two CPUs are needed)",
+			       strerror(-pinned));
 	}
 	if (fd >= 0)
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -1043,7 +1050,8 @@ static void *change_mapping_until_stopped(void *arg)
 				 r->fd[k], k * PAGE);
 			break;
 		case REMAP_MREMAP:
-			p = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, r->fd[k], k * PAGE);
+			p = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, r->fd[k],
+				 k * PAGE);
 			if (p != MAP_FAILED)
 				p = mremap(p, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, r->addr);
 			break;

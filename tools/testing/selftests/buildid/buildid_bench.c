@@ -185,7 +185,6 @@ static void cached_row_finish(struct parse_times *t)
 	t->loop_ns = spread_of(t->loop_runs, t->rounds, t->iterations);
 }
 
-
 /*
  * Sleepable parses of a file whose pages are dropped before each one; the
  * median of each implementation, which go first in turns (I/O times vary).
@@ -572,7 +571,8 @@ static void perf_mmap2(int cache_on, struct mmap2_tally *t)
 		die("perf MMAP2 records of python3");
 	}
 	if (t->wrong) {
-		fprintf(stderr, "buildid_bench: %u MMAP2 records with a wrong build ID\n", t->wrong);
+		fprintf(stderr, "buildid_bench: %u MMAP2 records with a wrong build ID\n",
+			t->wrong);
 		exit(1);
 	}
 }
@@ -1042,6 +1042,7 @@ enum {
 	MMAP_CALLS = 2000, FIRST_MMAPS = 300, EXECS = 100, INODES = 2000, CACHED_INODES = 300,
 	WRITE_OPENS = 2000, TRUNCATES = 2000, MAPPERS = 2
 };
+
 #define OVERHEAD_ROUNDS 7
 
 static void map_exec(const char *path)
@@ -1354,7 +1355,8 @@ static double recorder_stop(pid_t pid, const char *err)
 	int status;
 	FILE *f;
 
-	recorder_said[0] = recorder_summary[0] = 0;
+	recorder_said[0] = 0;
+	recorder_summary[0] = 0;
 	if (kill(pid, SIGTERM) || waitpid(pid, &status, 0) != pid ||
 	    !WIFEXITED(status) || WEXITSTATUS(status))
 		die("buildid record-exits");

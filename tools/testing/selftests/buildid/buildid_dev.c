@@ -448,7 +448,8 @@ TEST_F(dev, sparse_file_beyond_4g)
 		for (p = 0; p < ARRAY_SIZE(parsers); p++) {
 			struct answer a = ask(self->dev, map, parsers[p].flags);
 
-			EXPECT_EQ(layouts[i].want, a.ret) TH_LOG("layout %u, %s", i, parsers[p].name);
+			EXPECT_EQ(layouts[i].want, a.ret)
+				TH_LOG("layout %u, %s", i, parsers[p].name);
 			if (!a.ret)
 				EXPECT_TRUE(build_id_equal(&c.id, a.id.data, a.id.size))
 					TH_LOG("layout %u, %s", i, parsers[p].name);
@@ -570,7 +571,8 @@ static void partly_cached(struct __test_metadata *_metadata, struct _test_data_d
 			struct answer a = ask(self->dev, map, parsers[p].flags);
 
 			if (!c.id.size) {
-				EXPECT_EQ(-EINVAL, a.ret) TH_LOG("layout %u, %s", i, parsers[p].name);
+				EXPECT_EQ(-EINVAL, a.ret)
+					TH_LOG("layout %u, %s", i, parsers[p].name);
 				continue;
 			}
 			EXPECT_EQ(0, a.ret) TH_LOG("layout %u, %s", i, parsers[p].name);

@@ -1159,7 +1159,9 @@ int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg)
 	}
 	close(go[0]);
 	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	ring = fd < 0 ? MAP_FAILED : mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ring = MAP_FAILED;
+	if (fd >= 0)
+		ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
 		err = -errno;
 		close(go[1]);
@@ -1190,9 +1192,9 @@ int perf_exec_mappings(char *const argv[], exec_mapping_fn fn, void *arg)
 			err = -EBADMSG;
 			break;
 		}
-		if (h->type == PERF_RECORD_LOST)
+		if (h->type == PERF_RECORD_LOST) {
 			err = -ENOSPC;
-		else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(*r) &&
+		} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(*r) &&
 			 (r->prot & PROT_EXEC) && r->filename[0] == '/' &&
 			 memchr(r->filename, '\0', h->size - sizeof(*r))) {
 			bool has_id = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;

@@ -105,6 +105,7 @@ struct loop_fs {
 	char image[PATH_MAX + 16];
 	char loop_dev[64];
 };
+
 /* 0, or -errno (-ENOEXEC: mkfs.@fstype failed or is not installed). */
 int loop_fs_mount(struct loop_fs *fs, const char *base, const char *fstype, unsigned int mib);
 /* Undoes loop_fs_mount() as far as it got; 0 or -errno of the first failure. */
@@ -143,6 +144,7 @@ struct cache_switch {
 	bool switched;
 	int was;
 };
+
 /* buildid_cache_set() that remembers; 0 or -errno (off without the cache is 0). */
 int cache_switch_set(struct cache_switch *s, int on);
 void cache_switch_restore(struct cache_switch *s);
@@ -203,6 +205,7 @@ int cmp_u64(const void *a, const void *b);
 struct spread {
 	double min, median;
 };
+
 struct spread spread_of(uint64_t *runs, unsigned int n, double per);
 
 #endif

@@ -323,7 +323,6 @@ static unsigned long summary_losses(const struct recorder_summary *s)
 	return s->lost_mappings + s->lost_ends + s->walks_failed + s->malformed + s->incomplete;
 }
 
-
 FIXTURE_SETUP(exits)
 {
 	const char *tool = getenv("BUILDID_TOOL");
@@ -535,7 +534,8 @@ static unsigned int run_workers(const char *dir, struct worker *w, unsigned int 
 		while (running < WORKERS_AT_ONCE && next < n) {
 			w[next].pid = start_worker(dir, next, &w[next]);
 			if (w[next].pid < 0) {
-				w[next].failed = w[next].done = true;
+				w[next].failed = true;
+				w[next].done = true;
 				bad++;
 				done++;
 			} else {
@@ -664,6 +664,7 @@ TEST_F_TIMEOUT(exits, symbolized_after_exit, 900)
 		for (k = 0; k < s->nr && k < SAMPLE_MAX_FRAMES; k++) {
 			const struct mapping *m = image_mapping(&w[wi].image[image], s->ips[k]);
 			const struct recorded *r;
+			uint64_t got_off, want_off;
 			const char *want;
 			bool seen, after_exit;
 
@@ -685,16 +686,17 @@ TEST_F_TIMEOUT(exits, symbolized_after_exit, 900)
 				continue;
 			}
 			want = section_build_id(memo, m->path);
-			if (strcmp(r->path, m->path) ||
-			    r->offset + (s->ips[k] - r->start) != m->offset + (s->ips[k] - m->start) ||
+			got_off = r->offset + (s->ips[k] - r->start);
+			want_off = m->offset + (s->ips[k] - m->start);
+			if (strcmp(r->path, m->path) || got_off != want_off ||
 			    strcmp(r->build_id, want)) {
 				if (wrong++ < 10)
 					printf("# wrong: pid %u ip %#" PRIx64 ":\n"
 					       "#   recorded %s+%#" PRIx64 " %s\n"
-					       "#   truth %s+%#" PRIx64 " %s\n", s->tgid, (uint64_t)s->ips[k],
-					       r->path, (uint64_t)(r->offset + (s->ips[k] - r->start)),
+					       "#   truth %s+%#" PRIx64 " %s\n",
+					       s->tgid, (uint64_t)s->ips[k], r->path, got_off,
 					       r->build_id[0] ? r->build_id : "(none)", m->path,
-					       (uint64_t)(m->offset + (s->ips[k] - m->start)), want);
+					       want_off, want);
 				continue;
 			}
 			w[wi].frames[image]++;

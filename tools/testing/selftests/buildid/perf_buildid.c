@@ -209,7 +209,8 @@ static void expect_cached_records(struct __test_metadata *_metadata,
 		if (strcmp(paths[i], test_file(cached_libs[i])))
 			ASSERT_EQ(0, copy_file(test_file(cached_libs[i]), paths[i]));
 		ASSERT_EQ(0, elf_build_id_from_sections(paths[i], &want[i]));
-		r.paths[i] = argv[i + 1] = paths[i];
+		r.paths[i] = paths[i];
+		argv[i + 1] = paths[i];
 	}
 
 	for (run = 0; run < 2; run++) {
@@ -240,7 +241,8 @@ static void expect_cached_records(struct __test_metadata *_metadata,
 	}
 	/* The second run's IDs came from the cache: perf looked each library up. */
 	now = buildid_cache_stat("hits");
-	EXPECT_LE(hits + (long)ARRAY_SIZE(cached_libs), now) TH_LOG("hits %ld, then %ld", hits, now);
+	EXPECT_LE(hits + (long)ARRAY_SIZE(cached_libs), now)
+		TH_LOG("hits %ld, then %ld", hits, now);
 	now = buildid_cache_stat("fills");
 	if (strcmp(fstype, "9p")) {
 		/* ... and the entries of the first run were still there. */

@@ -515,7 +515,8 @@ static void maps_text_rewind(struct maps_text *t)
 {
 	if (lseek(t->fd, 0, SEEK_SET))
 		die("lseek maps");
-	t->len = t->pos = 0;
+	t->len = 0;
+	t->pos = 0;
 	t->eof = false;
 }
 
@@ -836,7 +837,8 @@ struct workload {
 	double seconds;
 	/* what the profile needs */
 	unsigned int unique, needed, files_needed;
-	unsigned int unreadable;	/* needed file mappings whose file user space could not open */
+	/* needed file mappings whose file user space could not open */
+	unsigned int unreadable;
 	unsigned int enumerated[2];	/* all mappings, executable file mappings */
 	uint64_t *ns[NR_METHODS];	/* per round */
 	struct spread us[NR_METHODS];
@@ -1137,9 +1139,11 @@ static void pair_table(const char *column, const struct workload *ws, unsigned i
 			char count[32] = "";
 
 			if (d->enumerate && d->ids == NO_IDS)
-				snprintf(count, sizeof(count), " (%u)", ws[i].enumerated[d->exec_files]);
-			printf("| %s | %s%s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", ws[i].name,
-			       d->label, count, text->min, text->median, ioc->min, ioc->median,
+				snprintf(count, sizeof(count), " (%u)",
+					 ws[i].enumerated[d->exec_files]);
+			printf("| %s | %s%s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+			       ws[i].name, d->label, count, text->min, text->median,
+			       ioc->min, ioc->median,
 			       text->min / ioc->min, text->median / ioc->median);
 		}
 }
@@ -1188,8 +1192,9 @@ static void report(struct workload *ws, unsigned int nr)
 		if (ws[i].seconds)
 			snprintf(prof, sizeof(prof), "%lu samples in %.1f s", ws[i].samples,
 				 ws[i].seconds);
-		printf("| %s | %u | %u | %s | %zu | %u | %u | %u |\n", ws[i].name, ws[i].enumerated[0],
-		       ws[i].enumerated[1], prof, ws[i].addrs.n, ws[i].unique, ws[i].needed,
+		printf("| %s | %u | %u | %s | %zu | %u | %u | %u |\n", ws[i].name,
+		       ws[i].enumerated[0], ws[i].enumerated[1], prof, ws[i].addrs.n,
+		       ws[i].unique, ws[i].needed,
 		       ws[i].files_needed);
 	}
 	printf("\nMicroseconds per batch (all the addresses once), minimum and median of %u\n"
@@ -1217,7 +1222,9 @@ static void report(struct workload *ws, unsigned int nr)
 	printf("| process | PROCMAP_QUERY batch | min µs | median µs | relative, min | relative, median |\n"
 	       "|---|---|---:|---:|---:|---:|\n");
 	for (i = 0; i < nr; i++) {
-		static const enum method rows[] = { SYM_IOCTL, SYM_IOCTL_IDS, SYM_IOCTL_IDS_UNCACHED };
+		static const enum method rows[] = {
+			SYM_IOCTL, SYM_IOCTL_IDS, SYM_IOCTL_IDS_UNCACHED
+		};
 		static const char * const what[] = {
 			"without build IDs", "with build IDs, cache on", "with build IDs, cache off",
 		};
@@ -1233,8 +1240,9 @@ static void report(struct workload *ws, unsigned int nr)
 		printf("\nThis kernel has no build ID cache: every PROCMAP_QUERY build ID was parsed.\n");
 	for (i = 0; i < nr; i++)
 		if (ws[i].unreadable)
-			printf("\n%s: user space could not open the files of %u needed mappings, whose\n"
-			       "build IDs only PROCMAP_QUERY gave.\n", ws[i].name, ws[i].unreadable);
+			printf("\n%s: user space could not open the files of %u needed mappings,\n"
+			       "whose build IDs only PROCMAP_QUERY gave.\n",
+			       ws[i].name, ws[i].unreadable);
 	printf("\n");
 	for (i = 0; i < nr; i++) {
 		plot_line("text / PROCMAP_QUERY (median)", &ws[i], "symbolize", SYM_TEXT);

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The patch series: manifest rules, files built up step by step, and what 'make series' writes."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+from unittest import mock
+
+from kharness import series, seriescheck
+from kharness.common import HarnessError
+
+from tests.test_tree import write, read
+
+FIRST = """lib: add a Rust file
+
+Why it is added.
+---
+--- a/lib/Makefile
++++ b/lib/Makefile
+@@ -1,2 +1,3 @@
+ obj-y += a.o
+ obj-y += b.o
++obj-y += rust.o
+"""
+
+# A later change to the file the first commit adds.
+SECOND = """lib: rust: say more
+
+Why it says more.
+
+Fixes: 0123456789ab ("lib: add a Rust file")
+Cc: stable@vger.kernel.org
+---
+--- a/lib/rust.rs
++++ b/lib/rust.rs
+@@ -1,2 +1,3 @@
+ // Rust
+ fn a() {}
++fn b() {}
+"""
+
+
+class SeriesTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.repo = os.path.join(self.tmp.name, "repo")
+        self.pristine = os.path.join(self.tmp.name, "pristine")
+        write(os.path.join(self.pristine, "lib/Makefile"), "obj-y += a.o\nobj-y += b.o\n")
+        write(os.path.join(self.repo, "lib/rust.rs"), "// Rust\nfn a() {}\nfn b() {}\n")
+        write(os.path.join(self.repo, "patches/0001-lib-add.patch"), FIRST)
+        write(os.path.join(self.repo, "patches/0002-lib-more.patch"), SECOND)
+        write(os.path.join(self.repo, "patches/cover-letter"),
+              "lib: a series\n\nNumbers ({{commit}}):\n\n{{table 1: fast}}\n")
+        write(os.path.join(self.repo, "BENCHMARKS.md"),
+              "measuring commit 0123456789abcdef\n\n| what | ns |\n|---|---:|\n"
+              "| slow | 9 |\n| fast | 1 |\n")
+        self.manifest(["0001-lib-add.patch", "\tlib/rust.rs", "0002-lib-more.patch"])
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def manifest(self, lines):
+        write(os.path.join(self.repo, "patches/series"),
+              "# comment\nFrom: A Developer <dev@example.org>\n\n" + "\n".join(lines) + "\n")
+
+    def load(self):
+        return series.load(self.repo, ["lib/rust.rs"])
+
+    def test_project_file_is_added_as_the_later_diff_undone(self):
+        states = series.states(self.load(), self.pristine, self.repo)
+        self.assertEqual(states[0]["lib/rust.rs"][0], b"// Rust\nfn a() {}\n")
+        self.assertEqual(states[1]["lib/rust.rs"][0], b"// Rust\nfn a() {}\nfn b() {}\n")
+        self.assertEqual(states[0]["lib/Makefile"], states[1]["lib/Makefile"])
+
+    def test_generated_patches_apply_with_git_am_and_sign_off(self):
+        out = os.path.join(self.tmp.name, "out")
+        patches, final = series.generate(self.load(), self.pristine, out, self.repo)
+        self.assertEqual([os.path.basename(p)[:4] for p in patches], ["0000", "0001", "0002"])
+        cover = read(patches[0])
+        self.assertIn("Subject: [PATCH 0/2] lib: a series", cover)
+        self.assertIn("measured at commit 0123456789ab", cover)
+        self.assertIn("| what | ns |\n|---|---:|\n| fast | 1 |", cover)
+        self.assertNotIn("| slow |", cover)
+        second = read(patches[2])
+        # Signed-off-by joins the trailer block instead of starting another.
+        self.assertIn("Cc: stable@vger.kernel.org\nSigned-off-by: A Developer <dev@example.org>",
+                      second)
+        self.assertIn("Signed-off-by: A Developer <dev@example.org>\n---", read(patches[1]))
+        self.assertEqual(series.apply_generated(patches, self.pristine, ["lib/Makefile",
+                                                                         "lib/rust.rs"]), final)
+        # git am on a git repository of the pristine tree gives the same files.
+        work = os.path.join(self.tmp.name, "am")
+        subprocess.run(["cp", "-a", self.pristine, work], check=True)
+        env = {"PATH": os.environ["PATH"], "HOME": self.tmp.name, "GIT_CONFIG_NOSYSTEM": "1"}
+        for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                    ["git", "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-q", "-m", "p"],
+                    ["git", "-c", "user.name=x", "-c", "user.email=x@y", "am", "-q"]
+                    + patches[1:]):
+            subprocess.run(cmd, cwd=work, env=env, check=True, capture_output=True)
+        for path, (data, _mode) in final.items():
+            with open(os.path.join(work, path), "rb") as f:
+                self.assertEqual(f.read(), data, path)
+
+    def test_file_in_no_commit_is_refused(self):
+        with self.assertRaises(HarnessError) as cm:
+            series.load(self.repo, ["lib/rust.rs", "lib/orphan.c"])
+        self.assertIn("project files that no commit of patches/series adds:\n  lib/orphan.c",
+                      str(cm.exception))
+
+    def test_diff_before_the_file_is_added_is_refused(self):
+        self.manifest(["0001-lib-add.patch", "0002-lib-more.patch", "\tlib/rust.rs"])
+        with self.assertRaises(HarnessError) as cm:
+            self.load()
+        self.assertIn("0002-lib-more.patch diffs lib/rust.rs before", str(cm.exception))
+
+    def test_unlisted_patch_and_numbering_are_refused(self):
+        self.manifest(["0001-lib-add.patch", "\tlib/rust.rs"])
+        with self.assertRaises(HarnessError) as cm:
+            self.load()
+        self.assertIn("does not list 0002-lib-more.patch", str(cm.exception))
+        self.manifest(["0002-lib-more.patch", "\tlib/rust.rs", "0001-lib-add.patch"])
+        with self.assertRaises(HarnessError) as cm:
+            self.load()
+        self.assertIn("0002-lib-more.patch is entry 1 of the series", str(cm.exception))
+
+    def test_later_diff_that_no_longer_fits_names_it(self):
+        write(os.path.join(self.repo, "lib/rust.rs"), "// Rust, rewritten\n")
+        with self.assertRaises(HarnessError) as cm:
+            series.states(self.load(), self.pristine, self.repo)
+        self.assertIn("0002-lib-more.patch does not apply in reverse to the final content of "
+                      "lib/rust.rs", str(cm.exception))
+
+    def test_signoff_in_the_message_and_bad_subject_are_refused(self):
+        write(os.path.join(self.repo, "patches/0001-lib-add.patch"),
+              FIRST.replace("Why it is added.", "Why.\n\nSigned-off-by: X <x@y.org>"))
+        with self.assertRaises(HarnessError) as cm:
+            self.load()
+        self.assertIn("Signed-off-by is added by 'make series'", str(cm.exception))
+        write(os.path.join(self.repo, "patches/0001-lib-add.patch"),
+              FIRST.replace("lib: add a Rust file", "Add a Rust file"))
+        with self.assertRaises(HarnessError) as cm:
+            self.load()
+        self.assertIn("is not 'subsystem: summary'", str(cm.exception))
+
+    def test_cover_letter_row_that_is_gone_is_an_error(self):
+        with self.assertRaises(HarnessError) as cm:
+            series.expand_cover("{{table 1: medium}}", "measuring commit abcdef1\n\n"
+                                "| what | ns |\n|---|---:|\n| fast | 1 |\n")
+        self.assertIn("table 1 of BENCHMARKS.md has no row 'medium'", str(cm.exception))
+
+    def test_kconfig_symbols_of_the_series(self):
+        entry = series.Entry("0001-x.patch", "lib: x\n\nWhy.", [
+            ("lib/Kconfig", "+config RUST_BUILDID\n+\tbool \"x\"\n context\n"),
+            ("lib/Makefile", "+config NOT_A_SYMBOL\n")], [])
+        self.assertEqual(series.kconfig_symbols(series.Series("A <a@b.c>", [entry], "")),
+                         {"CONFIG_RUST_BUILDID"})
+
+
+class CheckpatchAcceptedTest(unittest.TestCase):
+    """A report counts against patches/checkpatch-accepted by patch and type."""
+
+    def run_with(self, accepted_text, reports):
+        with tempfile.TemporaryDirectory() as tmp:
+            accepted = os.path.join(tmp, "accepted")
+            write(accepted, accepted_text)
+            patches = [os.path.join(tmp, name) for name in
+                       ("0000-cover-letter.patch", "0001-a.patch", "0002-b.patch")]
+            counts = {p: c for p, c in zip(patches[1:], reports)}
+            tally = seriescheck.Tally()
+            with mock.patch.object(seriescheck, "ACCEPTED", accepted), \
+                    mock.patch.object(seriescheck, "checkpatch_counts",
+                                      lambda _cp, patch: (counts[patch], "")), \
+                    mock.patch("builtins.print"):
+                seriescheck.checkpatch_strict(patches, "checkpatch.pl", tally)
+            return tally
+
+    def test_counts_by_patch_and_type(self):
+        text = "# why\n0001 LONG_LINE 2 a table row\n"
+        self.assertEqual(self.run_with(text, [{"LONG_LINE": 2}, {}]).counts, (3, 0))
+        tally = self.run_with(text, [{"LONG_LINE": 3}, {}])
+        self.assertEqual(tally.failures, [
+            "checkpatch --strict 0001-a.patch: not in patches/checkpatch-accepted: LONG_LINE x1"])
+        # The same type in another patch is not covered.
+        tally = self.run_with(text, [{"LONG_LINE": 2}, {"LONG_LINE": 1}])
+        self.assertEqual(len(tally.failures), 1)
+        self.assertIn("0002-b.patch", tally.failures[0])
+
+    def test_entry_nothing_needs_fails(self):
+        tally = self.run_with("0002 BRACES 1 why\n", [{}, {}])
+        self.assertEqual(tally.failures, [
+            "every entry of patches/checkpatch-accepted is still needed; stale: 0002 BRACES"])
+
+    def test_entry_without_a_reason_is_refused(self):
+        with self.assertRaises(HarnessError):
+            self.run_with("0001 LONG_LINE 2\n", [{}, {}])
+
+
+if __name__ == "__main__":
+    unittest.main()
