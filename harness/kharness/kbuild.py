@@ -144,13 +144,15 @@ def rust_object(rel):
     return rel[:-3] + ".o"
 
 
-def project_warnings(lines):
+def project_warnings(lines, extra=()):
     """(diagnostic, object) for warnings and errors located in the project's files.
 
     A Rust diagnostic (rustc's or clippy's) is its first line followed by
     " --> FILE:LINE:COLUMN"; it is reported as "FILE:LINE: first line".
+    extra names more files to count as ours (series-check: every file the
+    series changes).
     """
-    ours = set(project_files(REPO))
+    ours = set(project_files(REPO)) | set(extra)
     found = []
     for i, line in enumerate(lines):
         m = C_DIAG.match(line)
@@ -182,6 +184,8 @@ class Kernel:
         # in place kbuild rebuilds just the objects that use changed options.
         # The config itself is regenerated from the fragment on every build.
         self.build = os.path.join(CACHE, "build", self.source.key)
+        # Files besides the project's whose warnings fail the build.
+        self.own_extra = ()
         if flavor:
             self.build += f"-{flavor}"
 
@@ -251,7 +255,7 @@ class Kernel:
         info(f"building the kernel in {self.build} (progress every {PROGRESS_SECONDS} s)")
         status, output, steps = stream(self.make_cmd("all", silent=False), "kernel build",
                                        step=KBUILD_STEP, drop=BUILD_NOISE)
-        problems = project_warnings(output.splitlines(keepends=True))
+        problems = project_warnings(output.splitlines(keepends=True), self.own_extra)
         for obj in {o for _, o in problems}:
             # Make the warning come back on the next build instead of vanishing
             # with an up-to-date object: an object of the project that is

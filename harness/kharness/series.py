@@ -195,7 +195,9 @@ def apply_section(data, path, section, reverse, name):
         with open(target, "wb") as f:
             f.write(data)
         proc = subprocess.run(
-            ["patch", "--batch", "--forward" if not reverse else "--reverse", "--fuzz=0",
+            # --forward in both directions: with --batch alone, patch applies a
+            # diff that looks reversed the other way round and succeeds.
+            ["patch", "--batch", "--forward"] + (["--reverse"] if reverse else []) + ["--fuzz=0",
              "--no-backup-if-mismatch", "--reject-file=-", "-s", target],
             input=section.encode(), capture_output=True)
         if proc.returncode:
@@ -450,12 +452,17 @@ def apply_generated(patches, pristine, touched):
     return staged
 
 
-def kconfig_symbols(series):
-    """Config symbols that the series defines (absent from earlier trees of the series)."""
-    symbols = set()
-    for entry in series.entries:
-        for path, section in entry.sections:
+def kconfig_symbols(series, repo=REPO):
+    """{CONFIG_X: index of the entry that defines X} for the config symbols the series adds."""
+    symbols = {}
+    for index, entry in enumerate(series.entries):
+        texts = [section for path, section in entry.sections
+                 if os.path.basename(path).startswith("Kconfig")]
+        for path in entry.adds:
             if os.path.basename(path).startswith("Kconfig"):
-                symbols.update("CONFIG_" + s for s in
-                               re.findall(r"^\+\s*(?:menu)?config\s+(\w+)", section, re.M))
+                with open(os.path.join(repo, path)) as f:
+                    texts.append("".join("+" + line for line in f))
+        for text in texts:
+            for name in re.findall(r"^\+\s*(?:menu)?config\s+(\w+)", text, re.M):
+                symbols.setdefault("CONFIG_" + name, index)
     return symbols

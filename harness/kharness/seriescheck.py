@@ -145,6 +145,11 @@ def load_accepted(path=None):
 def checkpatch_counts(checkpatch, patch):
     proc = subprocess.run(["perl", checkpatch, "--no-tree", "--strict", "--show-types",
                            "--quiet", patch], capture_output=True, text=True)
+    # 0: clean; 1: reports, which must then be there.  Anything else, or a
+    # 1 without a report, is checkpatch failing, not passing.
+    if proc.returncode not in (0, 1) or (proc.returncode == 1 and not proc.stdout.strip()):
+        raise HarnessError(f"checkpatch.pl failed on {os.path.basename(patch)} (status "
+                           f"{proc.returncode}): {(proc.stdout + proc.stderr).strip()[:500]}")
     counts, lines = {}, []
     for line in proc.stdout.splitlines():
         m = CHECKPATCH_LINE.match(line)
@@ -166,6 +171,9 @@ def checkpatch_strict(patches, checkpatch, tally):
             used.add((number, kind))
             if n > allowed:
                 unexplained.append(f"{kind} x{n - allowed}")
+            elif n < allowed:
+                # A count left high would cover new reports of the type.
+                unexplained.append(f"{kind}: {n}, but the list accepts {allowed}")
         if not tally.check(not unexplained, f"checkpatch --strict {os.path.basename(patch)}"
                            + (f": not in patches/checkpatch-accepted: {', '.join(unexplained)}"
                               if unexplained else "")):
@@ -222,9 +230,11 @@ def option_off_fragment(symbol, tmp):
     return path
 
 
-def step_kernel(source, fragment=FRAGMENT):
+def step_kernel(source, fragment=FRAGMENT, touched=()):
     kernel = Kernel(fragment=fragment, flavor="series")
     kernel.source = source
+    # A warning in an upstream file a patch changes fails its step too.
+    kernel.own_extra = tuple(touched)
     return kernel
 
 
@@ -254,10 +264,11 @@ def cmd_series_check(first=1):
             banner(f"build after patch {k}/{n}: {entry.subject}")
             state = series.apply_generated(patches[:k + 1], pristine_source.pristine, touched)
             changed = source.set_state(state, touched)
-            kernel = step_kernel(source)
+            kernel = step_kernel(source, touched=touched)
             t0 = time.monotonic()
             try:
-                kernel.configure(tolerate=symbols if k < n else ())
+                # Only the options of later patches may be missing from this tree.
+                kernel.configure(tolerate={sym for sym, at in symbols.items() if at >= k})
                 kernel.build_all()
             except HarnessError as e:
                 tally.check(False, f"patch {k}/{n} ({os.path.basename(patches[k])}) builds: {e}")
@@ -269,7 +280,7 @@ def cmd_series_check(first=1):
         else:
             for symbol in OPTIONS_OFF:
                 banner(f"the last tree with {symbol}=n")
-                kernel = step_kernel(source, option_off_fragment(symbol, tmp))
+                kernel = step_kernel(source, option_off_fragment(symbol, tmp), touched)
                 t0 = time.monotonic()
                 try:
                     # Options that depend on the one turned off go with it.

@@ -154,7 +154,15 @@ class SeriesTest(unittest.TestCase):
             ("lib/Kconfig", "+config RUST_BUILDID\n+\tbool \"x\"\n context\n"),
             ("lib/Makefile", "+config NOT_A_SYMBOL\n")], [])
         self.assertEqual(series.kconfig_symbols(series.Series("A <a@b.c>", [entry], "")),
-                         {"CONFIG_RUST_BUILDID"})
+                         {"CONFIG_RUST_BUILDID": 0})
+
+    def test_later_diff_that_is_already_in_the_final_file_is_refused(self):
+        # patch -R --batch would apply it forward and succeed: the earlier
+        # commit would then hold the change and the later one revert it.
+        write(os.path.join(self.repo, "lib/rust.rs"), "// Rust\nfn a() {}\n")
+        with self.assertRaises(HarnessError) as cm:
+            series.states(self.load(), self.pristine, self.repo)
+        self.assertIn("does not apply in reverse", str(cm.exception))
 
 
 class CheckpatchAcceptedTest(unittest.TestCase):
@@ -185,6 +193,11 @@ class CheckpatchAcceptedTest(unittest.TestCase):
         tally = self.run_with(text, [{"LONG_LINE": 2}, {"LONG_LINE": 1}])
         self.assertEqual(len(tally.failures), 1)
         self.assertIn("0002-b.patch", tally.failures[0])
+        # Fewer reports than the list accepts: the count must come down.
+        tally = self.run_with(text, [{"LONG_LINE": 1}, {}])
+        self.assertEqual(tally.failures, [
+            "checkpatch --strict 0001-a.patch: not in patches/checkpatch-accepted: "
+            "LONG_LINE: 1, but the list accepts 2"])
 
     def test_entry_nothing_needs_fails(self):
         tally = self.run_with("0002 BRACES 1 why\n", [{}, {}])
