@@ -484,7 +484,9 @@ static void buildid_large_folio(struct kunit *test)
  * These suites compare each parse with the C reference, which has no
  * cache; the cache has its own suite (lib/buildid_cache_kunit.c).
  */
+#if IS_ENABLED(CONFIG_BUILDID_CACHE)
 static bool cache_was_on;
+#endif
 
 static int buildid_without_cache_init(struct kunit_suite *suite)
 {

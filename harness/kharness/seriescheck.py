@@ -97,11 +97,23 @@ def am_check(kernel, tally):
                            "patches of 'make series' on a git repository of the pristine tree"):
             print((am.stdout + am.stderr).rstrip())
             return
-        log = series.git(["log", "--format=%s", f"{base}..HEAD"], work, text=True).splitlines()
-        tally.check(log[::-1] == [e.subject for e in entries.entries],
-                    "git am made one commit per entry of patches/series, in order")
+        log = series.git(["log", "--reverse", "--format=%B%x00", f"{base}..HEAD"], work,
+                         text=True).split("\x00")
+        got = [m.strip() for m in log if m.strip()]
+        want = [f"{e.subject}\n\n{series.with_signoff(e.body, entries.author)}".strip()
+                for e in entries.entries]
+        bad = [e.name for e, g, w in zip(entries.entries, got, want) if g != w]
+        tally.check(len(got) == len(want) and not bad,
+                    "git am made one commit per entry of patches/series, in order, each with "
+                    "its message and sign-off" + (f"; differ: {', '.join(bad)}" if bad else "")
+                    + ("" if len(got) == len(want) else f"; {len(got)} commits"))
         changed = series.git(["diff", "--name-only", base, "HEAD"], work,
                              text=True).split()
+        modes = {}
+        for line in series.git(["ls-tree", "-r", "HEAD", "--"] + changed, work,
+                               text=True).splitlines():
+            meta, path = line.split("\t", 1)
+            modes[path] = meta.split()[0]
         differ = []
         for path in changed:
             full = os.path.join(work, path)
@@ -109,6 +121,9 @@ def am_check(kernel, tally):
             if os.path.exists(full) != os.path.exists(built) or (
                     os.path.exists(full) and not filecmp_bytes(full, built)):
                 differ.append(path)
+            elif path in modes and (modes[path] == "100755") != bool(
+                    os.stat(built).st_mode & 0o100):
+                differ.append(f"{path} (mode)")
         tally.check(not differ and set(changed) == set(touched),
                     f"the tree git am gives equals the built tree ({len(changed)} files "
                     "changed from pristine)" + (f"; differ: {', '.join(differ)}" if differ else "")
