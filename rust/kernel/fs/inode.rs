@@ -158,8 +158,8 @@ impl Inode {
             let raw =
                 unsafe { AtomicI64::from_ptr(addr_of_mut!((*self.as_ptr()).i_version.counter)) }
                     .load(Ordering::Relaxed);
-            // Bit 0 is the "queried" flag (`I_VERSION_QUERIED`).
-            (raw as u64) >> 1
+            // The low bits are flags (`I_VERSION_QUERIED`); C says how many.
+            (raw as u64) >> bindings::I_VERSION_QUERIED_SHIFT
         }
         #[cfg(not(CONFIG_64BIT))]
         {
