@@ -7,6 +7,7 @@ configuration in one incremental build directory, and the last tree built
 with each of the project's main options off.
 """
 
+import filecmp
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from . import series
 from .common import CACHE, REPO, HarnessError, info
 from .kbuild import FRAGMENT, Kernel
 from .tally import Tally, banner
-from .tree import Source, atomic_write, file_has, project_files, write_manifest
+from .tree import Source, project_files, sync_files, write_manifest
 
 SERIES_OUT = os.environ.get("SERIES_OUT") or os.path.join(REPO, "out", "series")
 ACCEPTED = os.path.join(REPO, "patches", "checkpatch-accepted")
@@ -119,7 +120,7 @@ def am_check(kernel, tally):
             full = os.path.join(work, path)
             built = os.path.join(source.tree, path)
             if os.path.exists(full) != os.path.exists(built) or (
-                    os.path.exists(full) and not filecmp_bytes(full, built)):
+                    os.path.exists(full) and not filecmp.cmp(full, built, shallow=False)):
                 differ.append(path)
             elif path in modes and (modes[path] == "100755") != bool(
                     os.stat(built).st_mode & 0o100):
@@ -129,11 +130,6 @@ def am_check(kernel, tally):
                     "changed from pristine)" + (f"; differ: {', '.join(differ)}" if differ else "")
                     + ("" if set(changed) == set(touched) else
                        f"; touched but unchanged: {sorted(set(touched) - set(changed))}"))
-
-
-def filecmp_bytes(a, b):
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        return fa.read() == fb.read()
 
 
 # -- checkpatch --strict ----------------------------------------------------------
@@ -212,24 +208,7 @@ class StepSource(Source):
 
     def set_state(self, state, touched):
         """Make the touched files what state says (pristine or absent if it has no entry)."""
-        changed = 0
-        for path in touched:
-            dst = os.path.join(self.tree, path)
-            if path in state:
-                data, mode = state[path]
-            else:
-                src = os.path.join(self.pristine, path)
-                if not os.path.exists(src):
-                    if os.path.exists(dst):
-                        os.unlink(dst)
-                        changed += 1
-                    continue
-                with open(src, "rb") as f:
-                    data = f.read()
-                mode = os.stat(src).st_mode & 0o777
-            if not file_has(dst, data, mode):
-                atomic_write(dst, data, mode)
-                changed += 1
+        changed = len(sync_files(self.tree, self.pristine, state, touched))
         if changed:
             write_manifest(self.tree, self.tree_manifest)
         return changed

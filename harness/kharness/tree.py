@@ -230,23 +230,8 @@ class Source:
                 previous = json.load(f)
         except (OSError, ValueError):
             previous = {}
-        changed = []
-        for rel, (data, mode) in sorted(staged.items()):
-            dst = os.path.join(self.tree, rel)
-            if file_has(dst, data, mode):
-                continue
-            atomic_write(dst, data, mode)
-            changed.append(rel)
-        for rel in sorted(set(previous) - set(staged)):
-            dst = os.path.join(self.tree, rel)
-            src = os.path.join(self.pristine, rel)
-            if os.path.exists(src):
-                with open(src, "rb") as f:
-                    data = f.read()
-                atomic_write(dst, data, os.stat(src).st_mode & 0o777)
-            elif os.path.exists(dst):
-                os.unlink(dst)
-            changed.append(rel)
+        changed = sync_files(self.tree, self.pristine, staged,
+                             sorted(staged) + sorted(set(previous) - set(staged)))
         state = {rel: hashlib.sha256(d).hexdigest() for rel, (d, _m) in staged.items()}
         if changed or recreated or state != previous:
             write_manifest(self.tree, self.tree_manifest)
@@ -255,6 +240,33 @@ class Source:
                 json.dump(state, f, indent=0, sort_keys=True)
             os.replace(tmp, self.overlay_state)
         return changed, recreated
+
+
+def sync_files(tree, pristine, state, paths):
+    """Make each of paths in tree what state holds, else pristine's (or absent).
+
+    Only files whose content or mode differ are written, so that make
+    rebuilds only what depends on them; returns those paths, in order.
+    """
+    changed = []
+    for rel in paths:
+        dst = os.path.join(tree, rel)
+        if rel in state:
+            data, mode = state[rel]
+        else:
+            src = os.path.join(pristine, rel)
+            if not os.path.exists(src):
+                if os.path.exists(dst):
+                    os.unlink(dst)
+                    changed.append(rel)
+                continue
+            with open(src, "rb") as f:
+                data = f.read()
+            mode = os.stat(src).st_mode & 0o777
+        if not file_has(dst, data, mode):
+            atomic_write(dst, data, mode)
+            changed.append(rel)
+    return changed
 
 
 def file_has(path, data, mode):
