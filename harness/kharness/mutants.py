@@ -62,9 +62,12 @@ MUTANTS = (
             "buildid_dev/dev.partly_cached_ext4"]),
     Mutant("no_uptodate_check",
            "the nofault lookup uses a cached folio whose read has not completed or failed",
-           "rust/kernel/buildid.rs",
-           "        folio.is_uptodate().then(|| FolioView::new(folio))\n",
-           "        Some(FolioView::new(folio))\n",
+           "rust/helpers/pagemap.c",
+           "\tif (!folio_test_uptodate(folio)) {\n"
+           "\t\tfolio_put(folio);\n"
+           "\t\treturn NULL;\n"
+           "\t}\n",
+           "",
            ["buildid_file/buildid_blockfs_not_uptodate",
             "buildid_dev/dev.io_error_sleepable"]),
     Mutant("folio_reference_leaked",

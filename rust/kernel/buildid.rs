@@ -24,7 +24,7 @@ pub mod freader;
 use crate::{
     bindings,
     error::{code::*, Error, Result},
-    folio::{Folio, FolioView},
+    folio::FolioView,
     fs::file::LocalFile,
     page::PAGE_SHIFT,
 };
@@ -91,8 +91,7 @@ impl freader::PageCache for LocalFile {
 
     #[inline]
     fn uptodate_folio(&self, index: usize) -> Option<FolioView> {
-        let folio = Folio::lookup(self.mapping(), index)?;
-        folio.is_uptodate().then(|| FolioView::new(folio))
+        FolioView::lookup_uptodate(self.mapping(), index)
     }
 
     fn size(&self) -> i64 {

@@ -8,7 +8,6 @@ use crate::{
     bindings,
     error::{code::*, Result},
     fs::address_space::AddressSpace,
-    page::PAGE_SHIFT,
     types::{ARef, AlwaysRefCounted, Opaque},
 };
 use core::ptr::NonNull;
@@ -52,18 +51,15 @@ impl Folio {
     /// Looks up the folio caching `index` of `mapping` without sleeping.
     ///
     /// Returns `None` when no folio caches that index. The folio may not be uptodate: check
-    /// [`Folio::is_uptodate`] before reading it.
-    #[inline]
+    /// [`Folio::is_uptodate`] before reading it, or use [`FolioView::lookup_uptodate`].
     pub fn lookup(mapping: &AddressSpace, index: usize) -> Option<ARef<Self>> {
         // SAFETY: `mapping` is a valid address space by the type invariants of `AddressSpace`.
         // With no flags this is `filemap_get_folio()` (an inline wrapper, called here without a
         // helper in between): a lockless page cache lookup that neither sleeps nor takes a
         // sleeping lock.
         let folio = unsafe { bindings::__filemap_get_folio(mapping.as_ptr(), index, 0, 0) };
-        // It returns `ERR_PTR(-ENOENT)` when nothing caches `index`. Error pointers are the last
-        // `MAX_ERRNO` addresses (`IS_ERR_VALUE()`); testing that here saves a call into C per
-        // lookup.
-        if folio as usize >= 0usize.wrapping_sub(bindings::MAX_ERRNO as usize) {
+        // SAFETY: `IS_ERR()` only looks at the pointer's value.
+        if unsafe { bindings::IS_ERR(folio.cast_const().cast()) } {
             return None;
         }
         let folio = NonNull::new(folio)?;
@@ -85,14 +81,8 @@ impl Folio {
 
     /// The byte position of the folio in its file (`folio_pos()`).
     pub fn pos(&self) -> i64 {
-        // SAFETY: The folio is valid by the type invariants. `folio_pos()` is
-        // `folio->index << PAGE_SHIFT`; reading the field saves a call into C per folio (with
-        // the C helpers for this, `IS_ERR()` and the inode fields, a nofault parse took 5 to 13%
-        // longer on the benchmark kernel). The field's path is bindgen's.
-        let index = unsafe { (*self.as_raw()).__bindgen_anon_1.__bindgen_anon_1.index };
-        // The C conversion to `loff_t`; a page cache index is below `MAX_LFS_FILESIZE >>
-        // PAGE_SHIFT`, so the shift does not overflow.
-        (index as i64) << PAGE_SHIFT
+        // SAFETY: The folio is valid by the type invariants.
+        unsafe { bindings::folio_pos(self.as_raw()) }
     }
 
     /// Whether the folio's contents match the file (read completed, no I/O error).
@@ -129,14 +119,35 @@ pub struct FolioView {
 }
 
 impl FolioView {
-    /// Creates a view of `folio`.
-    pub fn new(folio: ARef<Folio>) -> Self {
-        let pos = folio.pos();
-        let size = folio.size();
-        // SAFETY: The folio is valid by the type invariants of `Folio`. Without
-        // `CONFIG_HIGHMEM`, every page has a permanent linear-map address.
-        #[cfg(not(CONFIG_HIGHMEM))]
-        let addr = unsafe { bindings::folio_address(folio.as_raw()) };
+    /// Looks up the folio caching `index` of `mapping` without sleeping, and returns a view of
+    /// it if it is uptodate; `None` if no folio caches that index or the one that does is not
+    /// uptodate.
+    ///
+    /// One call into C, which computes what the view needs with its own inline helpers.
+    #[inline]
+    pub fn lookup_uptodate(mapping: &AddressSpace, index: usize) -> Option<Self> {
+        let mut pos: bindings::loff_t = 0;
+        let mut size: usize = 0;
+        let mut addr: *mut core::ffi::c_void = core::ptr::null_mut();
+        // SAFETY: `mapping` is a valid address space by the type invariants of `AddressSpace`,
+        // and the out-pointers are valid for writes. The lookup neither sleeps nor takes a
+        // sleeping lock.
+        let folio = unsafe {
+            bindings::filemap_get_uptodate_folio(
+                mapping.as_ptr(),
+                index,
+                &mut pos,
+                &mut size,
+                &mut addr,
+            )
+        };
+        let folio = NonNull::new(folio)?;
+        // SAFETY: The helper returned a folio with its refcount incremented, which the new
+        // `ARef` takes over.
+        let folio: ARef<Folio> = unsafe { ARef::from_raw(folio.cast()) };
+        // With `CONFIG_HIGHMEM` the bytes are copied through `kmap_local_folio()` instead.
+        #[cfg(CONFIG_HIGHMEM)]
+        let _ = addr;
         // `folio_address()` never returns NULL without `CONFIG_HIGHMEM`; should it, the view is
         // empty and every read fails its bounds check.
         #[cfg(not(CONFIG_HIGHMEM))]
@@ -144,15 +155,15 @@ impl FolioView {
             Some(addr) => (addr, size),
             None => (NonNull::dangling(), 0),
         };
-        // INVARIANT: `pos` and `size` are the folio's own (or `size` is 0), and `addr` is its
-        // linear-map address.
-        Self {
+        // INVARIANT: `pos` and `size` are the folio's own (or `size` is 0) and `addr` is its
+        // linear-map address, all computed by the helper while the folio is referenced.
+        Some(Self {
             folio,
             pos,
             size,
             #[cfg(not(CONFIG_HIGHMEM))]
             addr,
-        }
+        })
     }
 
     /// The byte position of the folio in its file.
