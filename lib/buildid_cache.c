@@ -38,6 +38,7 @@
 #include <linux/hash.h>
 #include <linux/init.h>
 #include <linux/irq_work.h>
+#include <linux/iversion.h>
 #include <linux/jiffies.h>
 #include <linux/memfd.h>
 #include <linux/mm.h>
@@ -60,6 +61,28 @@ DEFINE_STATIC_KEY_FALSE(buildid_cache_hooks);
 bool buildid_cache_hooks_enabled(void)
 {
 	return static_key_enabled(&buildid_cache_hooks);
+}
+
+/**
+ * buildid_cache_inode_stamp() - What the build ID cache compares of an inode.
+ * @inode: an inode kept alive by the caller (a file, or RCU since it was seen referenced)
+ * @stamp: where it goes
+ *
+ * One call per cache hit, so that the Rust side neither knows the layout or
+ * encoding of these fields nor pays a call for each.  Any context, NMI
+ * included: it only loads.
+ */
+void buildid_cache_inode_stamp(const struct inode *inode, struct buildid_inode_stamp *stamp)
+{
+	struct timespec64 ctime;
+
+	stamp->write_count = atomic_read(&inode->i_writecount);
+	stamp->mmap_writable = atomic_read(&inode->i_mapping->i_mmap_writable);
+	stamp->iversion = inode_peek_iversion(inode);
+	stamp->size = i_size_read(inode);
+	ctime = inode_get_ctime(inode);
+	stamp->ctime_sec = ctime.tv_sec;
+	stamp->ctime_nsec = ctime.tv_nsec;
 }
 
 /**

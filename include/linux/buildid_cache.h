@@ -28,6 +28,20 @@ struct buildid_vma_range {
 	u64 offset;
 };
 
+/*
+ * What the cache records of an inode when it parses the file, and what a
+ * hit compares: read with the inode's own accessors, in any context, by
+ * buildid_cache_inode_stamp().
+ */
+struct buildid_inode_stamp {
+	loff_t size;			/* i_size_read() */
+	time64_t ctime_sec;		/* inode_get_ctime() */
+	u64 iversion;			/* inode_peek_iversion() */
+	long ctime_nsec;
+	int write_count;		/* i_writecount */
+	int mmap_writable;		/* i_mapping->i_mmap_writable */
+};
+
 /* The per-CPU counters, in the order debugfs prints them. */
 enum buildid_cache_stat {
 	BUILDID_CACHE_HIT,
@@ -66,6 +80,7 @@ DECLARE_STATIC_KEY_FALSE(buildid_cache_hooks);
 DECLARE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 void buildid_cache_count(enum buildid_cache_stat stat);
 bool buildid_cache_hooks_enabled(void);
+void buildid_cache_inode_stamp(const struct inode *inode, struct buildid_inode_stamp *stamp);
 ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t pos);
 bool buildid_cache_defer_fill(struct file *file);
 void buildid_defer_unmark(struct inode *inode);

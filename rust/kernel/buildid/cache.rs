@@ -148,19 +148,17 @@ impl Entry {
     /// the file system keeping it; size and change time are compared in any case.
     #[inline]
     fn describes(&self, inode: &Inode) -> bool {
-        // Everything is loaded before anything is compared: every hit passes every check, and
-        // comparisons of loaded values compile without a branch each.
-        let write_count = inode.write_count();
-        let writable_mappings = inode.mapping().mmap_writable();
-        let iversion = inode.peek_iversion();
-        let size = inode.size();
-        let ctime = inode.ctime();
-        write_count <= 0
-            && writable_mappings <= 0
-            && (!self.internal || writable_mappings < 0)
-            && self.iversion.map_or(true, |recorded| recorded == iversion)
-            && size == self.size
-            && ctime == self.ctime
+        let now = stamp(inode);
+        // Every hit passes every check: comparisons of loaded values compile without a branch
+        // each.
+        now.write_count <= 0
+            && now.mmap_writable <= 0
+            && (!self.internal || now.mmap_writable < 0)
+            && self.iversion.map_or(true, |recorded| recorded == now.iversion)
+            && now.size == self.size
+            && now.ctime_sec == self.ctime.sec
+            // `long` is at most 64 bits on Linux targets: the conversion is lossless.
+            && now.ctime_nsec as i64 == self.ctime.nsec
     }
 
     /// Marks the entry recently used, without writing its cache line if it already is.
@@ -194,6 +192,17 @@ fn may_cache(inode: &Inode) -> bool {
 fn sealed_against_writes(file: &LocalFile) -> bool {
     // SAFETY: `file` is valid for the call; the callee only reads the file's seals.
     unsafe { bindings::buildid_cache_sealed_against_writes(file.as_ptr()) }
+}
+
+/// What an entry compares of `inode` ([`Entry::describes`]), read by C with the inode's own
+/// accessors in one call. Usable in any context, NMI included.
+#[inline]
+fn stamp(inode: &Inode) -> bindings::buildid_inode_stamp {
+    let mut stamp = bindings::buildid_inode_stamp::default();
+    // SAFETY: `inode` is valid for the call, and `stamp` for writes; the callee only loads
+    // fields of the inode and its mapping.
+    unsafe { bindings::buildid_cache_inode_stamp(inode.as_ptr(), &mut stamp) };
+    stamp
 }
 
 /// The change attribute of `inode`, without marking it queried, where its file system keeps

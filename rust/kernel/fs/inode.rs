@@ -8,11 +8,6 @@
 use super::address_space::AddressSpace;
 use crate::{bindings, types::Opaque};
 use core::ptr::{addr_of, read_volatile};
-#[cfg(CONFIG_64BIT)]
-use core::{
-    ptr::addr_of_mut,
-    sync::atomic::{AtomicI32, AtomicI64, AtomicU32, Ordering},
-};
 
 /// An inode, borrowed from something that keeps it alive (an open file, for example).
 ///
@@ -113,59 +108,24 @@ impl Inode {
     /// The size in bytes (`i_size_read`).
     #[inline]
     pub fn size(&self) -> i64 {
-        // On 64-bit, `i_size_read()` is an acquire load, inlined here: the build ID cache's
-        // lookups read it on every hit.
-        #[cfg(CONFIG_64BIT)]
-        {
-            // SAFETY: The inode is valid by the type invariants, and `i_size` is aligned and
-            // only written with `i_size_write()`, a release store on 64-bit.
-            unsafe { AtomicI64::from_ptr(addr_of_mut!((*self.as_ptr()).i_size)) }
-                .load(Ordering::Acquire)
-        }
-        #[cfg(not(CONFIG_64BIT))]
-        {
-            // SAFETY: The inode is valid by the type invariants.
-            unsafe { bindings::i_size_read(self.as_ptr()) }
-        }
+        // SAFETY: The inode is valid by the type invariants.
+        unsafe { bindings::i_size_read(self.as_ptr()) }
     }
 
     /// `i_writecount`: positive while the inode is open for write (or truncated), negative
     /// while writes are denied (a running executable).
     #[inline]
     pub fn write_count(&self) -> i32 {
-        #[cfg(CONFIG_64BIT)]
-        {
-            // SAFETY: The inode is valid by the type invariants; `i_writecount` is an
-            // `atomic_t`, whose `atomic_read()` is a relaxed load.
-            unsafe { AtomicI32::from_ptr(addr_of_mut!((*self.as_ptr()).i_writecount.counter)) }
-                .load(Ordering::Relaxed)
-        }
-        #[cfg(not(CONFIG_64BIT))]
-        {
-            // SAFETY: The inode is valid by the type invariants.
-            unsafe { bindings::inode_write_count(self.as_ptr()) }
-        }
+        // SAFETY: The inode is valid by the type invariants.
+        unsafe { bindings::inode_write_count(self.as_ptr()) }
     }
 
     /// The change attribute, without marking it queried (`inode_peek_iversion`). Usable in any
     /// context, NMI included.
     #[inline]
     pub fn peek_iversion(&self) -> u64 {
-        #[cfg(CONFIG_64BIT)]
-        {
-            // SAFETY: The inode is valid by the type invariants; `i_version` is an
-            // `atomic64_t`, whose `atomic64_read()` is a relaxed load on 64-bit.
-            let raw =
-                unsafe { AtomicI64::from_ptr(addr_of_mut!((*self.as_ptr()).i_version.counter)) }
-                    .load(Ordering::Relaxed);
-            // The low bits are flags (`I_VERSION_QUERIED`); C says how many.
-            (raw as u64) >> bindings::I_VERSION_QUERIED_SHIFT
-        }
-        #[cfg(not(CONFIG_64BIT))]
-        {
-            // SAFETY: The inode is valid by the type invariants.
-            unsafe { bindings::inode_peek_iversion(self.as_ptr()) }
-        }
+        // SAFETY: The inode is valid by the type invariants.
+        unsafe { bindings::inode_peek_iversion(self.as_ptr()) }
     }
 
     /// The change attribute, marked queried so that the next change increments it
@@ -178,32 +138,12 @@ impl Inode {
     /// The change time (`inode_get_ctime`). A concurrent update may be read torn.
     #[inline]
     pub fn ctime(&self) -> Timestamp {
-        #[cfg(CONFIG_64BIT)]
-        {
-            let inode = self.as_ptr();
-            // SAFETY: The inode is valid by the type invariants. `inode_get_ctime()` reads the
-            // two fields with plain loads; relaxed atomic loads of the aligned fields are the
-            // same instructions without a data race.
-            let (sec, nsec) = unsafe {
-                (
-                    AtomicI64::from_ptr(addr_of_mut!((*inode).i_ctime_sec)).load(Ordering::Relaxed),
-                    AtomicU32::from_ptr(addr_of_mut!((*inode).i_ctime_nsec))
-                        .load(Ordering::Relaxed),
-                )
-            };
-            Timestamp {
-                sec,
-                nsec: nsec.into(),
-            }
-        }
-        #[cfg(not(CONFIG_64BIT))]
-        {
-            // SAFETY: The inode is valid by the type invariants.
-            let ts = unsafe { bindings::inode_get_ctime(self.as_ptr()) };
-            Timestamp {
-                sec: ts.tv_sec,
-                nsec: ts.tv_nsec as i64,
-            }
+        // SAFETY: The inode is valid by the type invariants.
+        let ts = unsafe { bindings::inode_get_ctime(self.as_ptr()) };
+        Timestamp {
+            sec: ts.tv_sec,
+            // `long` is at most 64 bits on Linux targets: the conversion is lossless.
+            nsec: ts.tv_nsec as i64,
         }
     }
 }
