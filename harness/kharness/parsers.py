@@ -31,6 +31,33 @@ def cargo_counts(output, status):
     return passed, failed
 
 
+# The functions of <linux/buildid.h> that the kernel's callers reach.
+BUILDID_EXPORTS = ("build_id_parse", "build_id_parse_nofault", "build_id_parse_file",
+                   "build_id_parse_buf")
+RUST_BUILDID_OBJECT = "lib/buildid_rust.o"
+NM_ARCHIVE_SYMBOL = re.compile(r"^[^:]+:([^:]+):[0-9a-f]* *([A-Za-z]) (\S+)$")
+
+
+def buildid_providers(nm_output):
+    """{function: [objects]} defining the BUILDID_EXPORTS, from 'nm -A vmlinux.a'."""
+    providers = {name: [] for name in BUILDID_EXPORTS}
+    for line in nm_output.splitlines():
+        m = NM_ARCHIVE_SYMBOL.match(line.strip())
+        if m and m.group(2) == "T" and m.group(3) in providers:
+            providers[m.group(3)].append(m.group(1))
+    return providers
+
+
+def rust_serves_verdict(providers):
+    """(ok, text): every export is defined once, by the Rust lib/buildid."""
+    wrong = [f"{name}: {', '.join(objs) or 'not defined'}"
+             for name, objs in sorted(providers.items()) if objs != [RUST_BUILDID_OBJECT]]
+    if wrong:
+        return False, ("the kernel under test does not serve <linux/buildid.h> from "
+                       f"{RUST_BUILDID_OBJECT} ({'; '.join(wrong)})")
+    return True, f"the kernel under test serves <linux/buildid.h> from {RUST_BUILDID_OBJECT}"
+
+
 def unittest_counts(output, status):
     """(passed, failed) of 'python -m unittest'; a failing run that reports none fails once."""
     ran = bad = 0

@@ -23,8 +23,9 @@ from .kbuild import Kernel, build_kernel
 from .lint import stage_lint
 from .mutants import host_mutant_checks
 from .parsers import (BPF_SELFTESTS, KSELFTEST_PARTS, KSELFTEST_TARGETS, PART_START,
-                      caused_only_by_warning, cargo_counts, kselftest_verdict, kunit_verdict,
-                      splat_with, unittest_counts)
+                      buildid_providers, caused_only_by_warning, cargo_counts,
+                      kselftest_verdict, kunit_verdict, rust_serves_verdict, splat_with,
+                      unittest_counts)
 from .tally import Tally, banner
 from .vm import boot, run_vm
 
@@ -291,6 +292,22 @@ def stage_harness(kernel):
     return tally
 
 
+def stage_build():
+    """The test kernel, built; it must be the Rust lib/buildid that the stages test.
+
+    The kselftests test behaviour, not which implementation answers (they
+    are upstream's too): which one the kernel links is checked here, on its
+    objects.
+    """
+    kernel = build_kernel()
+    tally = Tally()
+    nm = subprocess.run(["nm", "-A", "vmlinux.a"], cwd=kernel.build, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, text=True)
+    ok, text = rust_serves_verdict(buildid_providers(nm.stdout))
+    tally.check(nm.returncode == 0 and ok, text)
+    return kernel, tally
+
+
 def readelf_build_id(path):
     proc = subprocess.run(["readelf", "-n", path], stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True)
@@ -311,7 +328,7 @@ def run_stage(name, kernel):
         # The differential tests compile the tree's own lib/buildid.c.
         return kernel, stage_host(Kernel().source.c_reference())
     if name == "build":
-        return build_kernel(), Tally()
+        return stage_build()
     kernel = kernel or Kernel()
     return kernel, KERNEL_STAGES[name](kernel)
 

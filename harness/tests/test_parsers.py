@@ -275,6 +275,42 @@ class CountsTest(unittest.TestCase):
         self.assertEqual(parsers.unittest_counts("ImportError: no module\n", 1), (0, 1))
 
 
+class RustServesTest(unittest.TestCase):
+    """The build stage's check that the kernel links the Rust lib/buildid."""
+
+    # 'nm -A vmlinux.a' of a test kernel, the lines that matter and one that does not.
+    RUST = ("vmlinux.a:lib/buildid_rust.o:00000000000005e0 T build_id_parse\n"
+            "vmlinux.a:lib/buildid_rust.o:00000000000006b0 T build_id_parse_buf\n"
+            "vmlinux.a:lib/buildid_rust.o:0000000000000700 T build_id_parse_file\n"
+            "vmlinux.a:lib/buildid_rust.o:0000000000000790 T build_id_parse_nofault\n"
+            "vmlinux.a:lib/buildid_ref.o:0000000000000570 T build_id_ref_parse\n"
+            "vmlinux.a:kernel/bpf/stackmap.o:                 U build_id_parse_nofault\n")
+
+    def verdict(self, nm):
+        return parsers.rust_serves_verdict(parsers.buildid_providers(nm))
+
+    def test_rust_kernel_passes(self):
+        self.assertTrue(self.verdict(self.RUST)[0])
+
+    def test_c_kernel_fails(self):
+        # CONFIG_RUST_BUILDID=n: lib/buildid.c defines them all.
+        ok, text = self.verdict(self.RUST.replace("lib/buildid_rust.o", "lib/buildid.o"))
+        self.assertFalse(ok)
+        self.assertIn("build_id_parse: lib/buildid.o", text)
+
+    def test_missing_or_twice_defined_export_fails(self):
+        missing = "".join(line + "\n" for line in self.RUST.splitlines()
+                          if not line.endswith(" build_id_parse_buf"))
+        ok, text = self.verdict(missing)
+        self.assertFalse(ok)
+        self.assertIn("build_id_parse_buf: not defined", text)
+        twice = self.RUST + "vmlinux.a:lib/buildid.o:0000000000000010 T build_id_parse\n"
+        self.assertFalse(self.verdict(twice)[0])
+
+    def test_no_output_fails(self):
+        self.assertFalse(self.verdict("")[0])
+
+
 class TallyTest(unittest.TestCase):
     def test_checks_counts_and_total(self):
         out = io.StringIO()

@@ -189,13 +189,6 @@ static void check_binary_stack(struct __test_metadata *_metadata,
 			    file_offset_of(call_probe) + CALL_PROBE_RETURN);
 }
 
-TEST(rust_implementation_serves)
-{
-	char why[256];
-
-	ASSERT_EQ(0, check_rust_buildid_serves(why, sizeof(why))) TH_LOG("%s", why);
-}
-
 TEST_F(stack, uprobe_cached)
 {
 	ASSERT_EQ(0, attach_probe(self, "uprobe_stack", self->exe, "buildid_probe"));

@@ -124,9 +124,6 @@ long file_pages_cached(int fd, uint64_t size);
  */
 unsigned int file_folio_orders(int fd, uint64_t size);
 
-/* The running kernel serves <linux/buildid.h> from the Rust object. */
-int check_rust_buildid_serves(char *why, size_t len);
-
 /*
  * The build ID cache switch (/proc/sys/kernel/buildid_cache/enabled):
  * sets it and returns the old value, or -errno (-ENOENT without

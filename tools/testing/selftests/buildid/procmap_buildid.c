@@ -111,13 +111,6 @@ static void *map_file(const char *path, size_t *len)
 	return map;
 }
 
-TEST(rust_implementation_serves)
-{
-	char why[256];
-
-	ASSERT_EQ(0, check_rust_buildid_serves(why, sizeof(why))) TH_LOG("%s", why);
-}
-
 TEST_F(procmap, test_binary)
 {
 	char exe[PATH_MAX];
