@@ -135,8 +135,10 @@ faster.
   fields in place in the folio; the Rust reader loads each field by value
   with one volatile load (no Rust reference into memory that a writer may
   change) and compiles the parse for each ELF class with its fetches
-  inlined, but reaches the folio through out-of-line C helpers (uptodate
-  test, size, address, reference drop), where C uses inline functions.
+  inlined, but calls out-of-line C helpers for each folio (one that looks
+  it up and returns its position, size and address, and the reference
+  drop), where C uses inline functions; a cache hit makes one call, which
+  reads the inode fields it compares with their C accessors.
   Evicted data costs a read from the block device either way.
 
 """
