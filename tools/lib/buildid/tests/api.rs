@@ -185,6 +185,34 @@ fn nofault_reader() {
 }
 
 #[test]
+fn empty_nofault_reads_fail_where_longer_ones_do() {
+    // C's freader_fetch() looks the folio up for an empty fetch too.
+    let data: Vec<u8> = (0..2 * 4096).map(|i| (i % 251) as u8).collect();
+    let f = FileModel::new(data).with_cache(vec![Folio::Uptodate, Folio::Absent]);
+    let open = OpenFile::new(&f);
+    let cache = &open;
+    let mut r = NofaultReader::new(&cache);
+    assert_eq!(r.read_at(0, &mut [0u8; 0]), Ok(()));
+    assert_eq!(r.read_at(4096, &mut [0u8; 0]), Err(EFAULT));
+    assert_eq!(r.read_at(-1, &mut [0u8; 0]), Err(EFAULT));
+    drop(r);
+    assert_eq!(open.references(), 0);
+    let mut s = f.clone();
+    s.secretmem = true;
+    let open = OpenFile::new(&s);
+    let cache = &open;
+    assert_eq!(
+        NofaultReader::new(&cache).read_at(0, &mut [0u8; 0]),
+        Err(EFAULT)
+    );
+    assert_eq!(
+        NofaultReader::new(&cache).fetch_at(0, &mut [0u8; 0]),
+        Err(EFAULT)
+    );
+    assert_eq!(open.lookups(), 0);
+}
+
+#[test]
 fn nofault_reader_follows_the_eviction_schedule() {
     let data: Vec<u8> = (0..2 * 4096).map(|i| (i % 251) as u8).collect();
     let mut f = FileModel::new(data);
