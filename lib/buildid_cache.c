@@ -70,7 +70,9 @@ bool buildid_cache_hooks_enabled(void)
  *
  * One call per cache hit, so that the Rust side neither knows the layout or
  * encoding of these fields nor pays a call for each.  Any context, NMI
- * included: it only loads.
+ * included: on 64-bit, which the cache depends on, it only loads
+ * (i_size_read() retries under a seqcount on 32-bit SMP, where an NMI
+ * that interrupted i_size_write() would spin).
  */
 void buildid_cache_inode_stamp(const struct inode *inode, struct buildid_inode_stamp *stamp)
 {
@@ -80,7 +82,8 @@ void buildid_cache_inode_stamp(const struct inode *inode, struct buildid_inode_s
 	stamp->mmap_writable = atomic_read(&inode->i_mapping->i_mmap_writable);
 	stamp->iversion = inode_peek_iversion(inode);
 	stamp->size = i_size_read(inode);
-	ctime = inode_get_ctime(inode);
+	/* Plain loads, as for every caller; a concurrent update may be read torn. */
+	ctime = data_race(inode_get_ctime(inode));
 	stamp->ctime_sec = ctime.tv_sec;
 	stamp->ctime_nsec = ctime.tv_nsec;
 }

@@ -61,7 +61,7 @@ MUTANTS = (
            ["buildid_file/buildid_tmpfs_note_crosses_folio",
             "buildid_dev/dev.partly_cached_ext4"]),
     Mutant("no_uptodate_check",
-           "the nofault lookup uses a cached folio whose read has not completed or failed",
+           "the page cache lookup hands out a folio whose read has not completed or failed",
            "rust/helpers/pagemap.c",
            "\tif (!folio_test_uptodate(folio)) {\n"
            "\t\tfolio_put(folio);\n"

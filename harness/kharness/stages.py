@@ -303,8 +303,11 @@ def stage_build():
     tally = Tally()
     nm = subprocess.run(["nm", "-A", "vmlinux.a"], cwd=kernel.build, stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL, text=True)
-    ok, text = rust_serves_verdict(buildid_providers(nm.stdout))
-    tally.check(nm.returncode == 0 and ok, text)
+    if nm.returncode != 0:
+        tally.check(False, f"nm -A vmlinux.a exited {nm.returncode}: cannot tell which "
+                    "lib/buildid the kernel links")
+        return kernel, tally
+    tally.check(*rust_serves_verdict(buildid_providers(nm.stdout)))
     return kernel, tally
 
 

@@ -14,39 +14,22 @@ void rust_helper_folio_put(struct folio *folio)
 	folio_put(folio);
 }
 
-size_t rust_helper_folio_size(struct folio *folio)
-{
-	return folio_size(folio);
-}
-
-void *rust_helper_folio_address(const struct folio *folio)
-{
-	return folio_address(folio);
-}
-
-bool rust_helper_folio_test_uptodate(struct folio *folio)
-{
-	return folio_test_uptodate(folio);
-}
-
 void rust_helper_memcpy_from_folio(char *to, struct folio *folio, size_t offset,
 				   size_t len)
 {
 	memcpy_from_folio(to, folio, offset, len);
 }
 
-loff_t rust_helper_folio_pos(struct folio *folio)
-{
-	return folio_pos(folio);
-}
-
 /*
  * filemap_get_folio() for a reader of the folio's bytes: the referenced
  * folio that caches @index if it is uptodate, else NULL; its file position,
- * size and address (folio_address(), NULL for a highmem folio without one)
- * in @pos, @size and @addr.  Page cache readers make one call into C per
- * folio instead of five: with the separate helpers a nofault build ID parse
- * took 2 to 7% longer on the benchmark kernel.
+ * size and linear-map address in @pos, @size and @addr (NULL with
+ * CONFIG_HIGHMEM, where page_address() may take a lock that a lookup in NMI
+ * must not: readers map highmem folios with kmap_local_folio()).
+ *
+ * Page cache readers make one call into C per folio instead of five: with
+ * a helper for each step, a nofault build ID parse took 2 to 7% longer on
+ * the benchmark kernel.
  */
 struct folio *rust_helper_filemap_get_uptodate_folio(struct address_space *mapping,
 						     pgoff_t index, loff_t *pos,
@@ -62,6 +45,10 @@ struct folio *rust_helper_filemap_get_uptodate_folio(struct address_space *mappi
 	}
 	*pos = folio_pos(folio);
 	*size = folio_size(folio);
+#ifdef CONFIG_HIGHMEM
+	*addr = NULL;
+#else
 	*addr = folio_address(folio);
+#endif
 	return folio;
 }

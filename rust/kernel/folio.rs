@@ -48,47 +48,9 @@ unsafe impl AlwaysRefCounted for Folio {
 }
 
 impl Folio {
-    /// Looks up the folio caching `index` of `mapping` without sleeping.
-    ///
-    /// Returns `None` when no folio caches that index. The folio may not be uptodate: check
-    /// [`Folio::is_uptodate`] before reading it, or use [`FolioView::lookup_uptodate`].
-    pub fn lookup(mapping: &AddressSpace, index: usize) -> Option<ARef<Self>> {
-        // SAFETY: `mapping` is a valid address space by the type invariants of `AddressSpace`.
-        // With no flags this is `filemap_get_folio()` (an inline wrapper, called here without a
-        // helper in between): a lockless page cache lookup that neither sleeps nor takes a
-        // sleeping lock.
-        let folio = unsafe { bindings::__filemap_get_folio(mapping.as_ptr(), index, 0, 0) };
-        // SAFETY: `IS_ERR()` only looks at the pointer's value.
-        if unsafe { bindings::IS_ERR(folio.cast_const().cast()) } {
-            return None;
-        }
-        let folio = NonNull::new(folio)?;
-        // SAFETY: `filemap_get_folio` returned a folio with its refcount incremented, which the
-        // new `ARef` takes over.
-        Some(unsafe { ARef::from_raw(folio.cast()) })
-    }
-
     /// Returns a raw pointer to the folio.
     pub fn as_raw(&self) -> *mut bindings::folio {
         self.0.get()
-    }
-
-    /// The number of bytes in the folio.
-    pub fn size(&self) -> usize {
-        // SAFETY: The folio is valid by the type invariants.
-        unsafe { bindings::folio_size(self.as_raw()) }
-    }
-
-    /// The byte position of the folio in its file (`folio_pos()`).
-    pub fn pos(&self) -> i64 {
-        // SAFETY: The folio is valid by the type invariants.
-        unsafe { bindings::folio_pos(self.as_raw()) }
-    }
-
-    /// Whether the folio's contents match the file (read completed, no I/O error).
-    pub fn is_uptodate(&self) -> bool {
-        // SAFETY: The folio is valid by the type invariants.
-        unsafe { bindings::folio_test_uptodate(self.as_raw()) }
     }
 }
 
@@ -103,8 +65,9 @@ impl Folio {
 ///
 /// # Invariants
 ///
-/// - `pos` and `size` are the position and size of `folio`; they do not change while the folio
-///   is referenced (a referenced folio cannot be split).
+/// - `pos` and `size` are the position and size of `folio` (`size` may be 0 instead, for a view
+///   that reads nothing); they do not change while the folio is referenced (a referenced folio
+///   cannot be split).
 /// - Without `CONFIG_HIGHMEM`, `addr` is the linear-map address of the first byte of `folio`, and
 ///   `addr..addr + size` stays mapped and readable while `folio` is referenced.
 pub struct FolioView {
@@ -145,7 +108,8 @@ impl FolioView {
         // SAFETY: The helper returned a folio with its refcount incremented, which the new
         // `ARef` takes over.
         let folio: ARef<Folio> = unsafe { ARef::from_raw(folio.cast()) };
-        // With `CONFIG_HIGHMEM` the bytes are copied through `kmap_local_folio()` instead.
+        // With `CONFIG_HIGHMEM` the helper leaves `addr` NULL: the bytes are copied through
+        // `kmap_local_folio()` instead.
         #[cfg(CONFIG_HIGHMEM)]
         let _ = addr;
         // `folio_address()` never returns NULL without `CONFIG_HIGHMEM`; should it, the view is
