@@ -1,8 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Plumbing of the build ID cache: the switch and size sysctls, the per-CPU
- * counters, and the deferred fills that nofault lookups queue.  The table
- * itself, its lookups and its fill protocol are in rust/kernel/buildid/cache.rs.
+ * The build ID cache is one component in two files, each the only owner of
+ * its state:
+ *
+ *   rust/kernel/buildid/cache.rs  the table, its lookups and fill protocol,
+ *                                 and the settings: whether the cache is on
+ *                                 (its table exists), the size limit, and
+ *                                 the hooks' static key, which it changes in
+ *                                 one transition with the table;
+ *   this file                     what 6.12 has no Rust abstractions for:
+ *                                 the per-CPU counters, the deferred fills
+ *                                 that nofault misses queue (per-CPU rings,
+ *                                 irq_work, workers), the lockless_vma
+ *                                 switch, and the kernel interfaces to all
+ *                                 of it: the initcall, the sysctls (which go
+ *                                 through cache.rs for the settings) and
+ *                                 debugfs.
+ *
+ * lib/buildid_rust.rs only converts the C ABI of <linux/buildid_cache.h>.
  *
  * A nofault lookup runs wherever a build ID is wanted: in NMI, under
  * mmap_lock, under rq->lock from a tracepoint.  When it misses, the file is
@@ -42,7 +57,6 @@
 #include <linux/jiffies.h>
 #include <linux/memfd.h>
 #include <linux/mm.h>
-#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -53,8 +67,10 @@
 #include <linux/workqueue.h>
 
 /*
- * Off until buildid_cache_init() has made the table: the hooks must not run,
- * and fills must not parse, for a cache that does not exist.
+ * On exactly while the table exists: off until buildid_cache_start() has
+ * made it, since the hooks must not run, and fills must not parse, for a
+ * cache that does not exist.  Only cache.rs changes it, through
+ * buildid_cache_switch_hooks().
  */
 DEFINE_STATIC_KEY_FALSE(buildid_cache_hooks);
 
@@ -637,86 +653,49 @@ void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stag
 }
 #endif
 
-#define BUILDID_CACHE_MIN_ENTRIES	16
-#define BUILDID_CACHE_MAX_ENTRIES	(1U << 20)
-
-static DEFINE_MUTEX(buildid_cache_config_lock);
-/* What the switch says; set only once a change took effect. */
-static bool buildid_cache_on;
-/* The switch at boot: the cache turns on once its init has made the table. */
-#define BUILDID_CACHE_ON_AT_BOOT	true
-static unsigned int buildid_cache_max_entries = 4096;
-
 /*
- * Called with buildid_cache_config_lock held.  Writing the switch empties
- * the cache (turning it off must; on again starts afresh); a new limit for
- * a cache that stays on keeps what fits.
+ * The switch and the size limit are the table's: rust/kernel/buildid/cache.rs
+ * keeps them, checks the limit's range and changes them, with the hooks'
+ * static key, in one transition.  These handlers only read and write them.
  */
-static int buildid_cache_apply(bool on, unsigned int max_entries, bool resize)
+static int buildid_cache_enabled_sysctl(const struct ctl_table *table, int write,
+					void *buffer, size_t *lenp, loff_t *ppos)
 {
+	bool on = buildid_cache_is_enabled();
+	struct ctl_table t = *table;
 	int err;
 
-	lockdep_assert_held(&buildid_cache_config_lock);
-	/*
-	 * The hooks run exactly while a table exists: turning on makes the
-	 * table first (no fill begins before the hooks run, so none can miss
-	 * an invalidation), and turning off empties the table before the
-	 * hooks stop, so no entry can outlive an inode whose eviction the
-	 * hooks no longer see.  A failed change leaves both as they were.
-	 */
-	err = buildid_cache_configure(on, max_entries, resize);
-	if (err)
-		return err;
+	t.data = &on;
+	err = proc_dobool(&t, write, buffer, lenp, ppos);
+	if (!err && write)
+		err = buildid_cache_set_enabled(on);
+	return err;
+}
+
+static int buildid_cache_max_entries_sysctl(const struct ctl_table *table, int write,
+					    void *buffer, size_t *lenp, loff_t *ppos)
+{
+	unsigned int max_entries = buildid_cache_max_entries();
+	struct ctl_table t = *table;
+	int err;
+
+	t.data = &max_entries;
+	err = proc_douintvec(&t, write, buffer, lenp, ppos);
+	if (!err && write)
+		err = buildid_cache_set_max_entries(max_entries);
+	return err;
+}
+
+/* Defined in Rust; exported here for the parser's KUnit suite, a module. */
+EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
+
+/* Only the transition in cache.rs calls this, under its settings lock. */
+void buildid_cache_switch_hooks(bool on)
+{
 	if (on)
 		static_branch_enable(&buildid_cache_hooks);
 	else
 		static_branch_disable(&buildid_cache_hooks);
-	return 0;
-}
-
-/**
- * buildid_cache_set_enabled() - Turn the build ID cache on or off.
- * @on: the new state
- *
- * Turning it off, or on again, empties it.
- *
- * Return: 0, or -ENOMEM.
- */
-int buildid_cache_set_enabled(bool on)
-{
-	int err;
-
-	mutex_lock(&buildid_cache_config_lock);
-	err = buildid_cache_apply(on, buildid_cache_max_entries, false);
-	if (!err)
-		buildid_cache_on = on;
-	mutex_unlock(&buildid_cache_config_lock);
-	return err;
-}
-EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
-
-/**
- * buildid_cache_set_max_entries() - Change the size limit of the build ID cache.
- * @max_entries: the new limit
- *
- * The table is rebuilt for the new size; while the cache is on, the
- * entries that fit move into it, recently used ones first.
- *
- * Return: 0, -EINVAL for a limit out of range, or -ENOMEM.
- */
-int buildid_cache_set_max_entries(unsigned int max_entries)
-{
-	int err = -EINVAL;
-
-	mutex_lock(&buildid_cache_config_lock);
-	if (max_entries >= BUILDID_CACHE_MIN_ENTRIES &&
-	    max_entries <= BUILDID_CACHE_MAX_ENTRIES) {
-		err = buildid_cache_apply(buildid_cache_on, max_entries, true);
-		if (!err)
-			buildid_cache_max_entries = max_entries;
-	}
-	mutex_unlock(&buildid_cache_config_lock);
-	return err;
 }
 
 bool buildid_cache_is_enabled(void)
@@ -725,45 +704,12 @@ bool buildid_cache_is_enabled(void)
 }
 EXPORT_SYMBOL_GPL(buildid_cache_is_enabled);
 
-static int buildid_cache_sysctl(const struct ctl_table *table, int write,
-				void *buffer, size_t *lenp, loff_t *ppos)
-{
-	bool on;
-	unsigned int max_entries;
-	struct ctl_table t = *table;
-	int err;
-
-	mutex_lock(&buildid_cache_config_lock);
-	on = buildid_cache_on;
-	max_entries = buildid_cache_max_entries;
-	if (table->data == &buildid_cache_on) {
-		t.data = &on;
-		err = proc_dobool(&t, write, buffer, lenp, ppos);
-	} else {
-		t.data = &max_entries;
-		err = proc_douintvec_minmax(&t, write, buffer, lenp, ppos);
-	}
-	if (!err && write) {
-		err = buildid_cache_apply(on, max_entries, table->data != &buildid_cache_on);
-		if (!err) {
-			buildid_cache_on = on;
-			buildid_cache_max_entries = max_entries;
-		}
-	}
-	mutex_unlock(&buildid_cache_config_lock);
-	return err;
-}
-
-static unsigned int buildid_cache_min_entries = BUILDID_CACHE_MIN_ENTRIES;
-static unsigned int buildid_cache_max_max_entries = BUILDID_CACHE_MAX_ENTRIES;
-
 static struct ctl_table buildid_cache_sysctls[] = {
 	{
 		.procname	= "enabled",
-		.data		= &buildid_cache_on,
 		.maxlen		= sizeof(bool),
 		.mode		= 0644,
-		.proc_handler	= buildid_cache_sysctl,
+		.proc_handler	= buildid_cache_enabled_sysctl,
 	},
 	{
 		.procname	= "lockless_vma",
@@ -774,12 +720,9 @@ static struct ctl_table buildid_cache_sysctls[] = {
 	},
 	{
 		.procname	= "max_entries",
-		.data		= &buildid_cache_max_entries,
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
-		.proc_handler	= buildid_cache_sysctl,
-		.extra1		= &buildid_cache_min_entries,
-		.extra2		= &buildid_cache_max_max_entries,
+		.proc_handler	= buildid_cache_max_entries_sysctl,
 	},
 };
 
@@ -848,11 +791,7 @@ static int __init buildid_cache_init(void)
 		return -ENOMEM;
 	}
 
-	mutex_lock(&buildid_cache_config_lock);
-	err = buildid_cache_apply(BUILDID_CACHE_ON_AT_BOOT, buildid_cache_max_entries, false);
-	if (!err)
-		buildid_cache_on = BUILDID_CACHE_ON_AT_BOOT;
-	mutex_unlock(&buildid_cache_config_lock);
+	err = buildid_cache_start();
 	if (err)
 		pr_warn("buildid_cache: off: no memory for its table (%d)\n", err);
 

@@ -769,6 +769,45 @@ static void buildid_cache_hooks_follow_switch(struct kunit *test)
 }
 
 /*
+ * The switch and the size limit have one record each (cache.rs): a limit
+ * out of range changes nothing, a limit set while the cache is off is the
+ * one it turns on with, and turning it off or on keeps the limit.
+ */
+static void buildid_cache_settings_one_record(struct kunit *test)
+{
+	struct file *a = elf_file(test, 400);
+
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(4096), 0);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(15), -EINVAL);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries((1U << 20) + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, buildid_cache_max_entries(), 4096U);
+	KUNIT_EXPECT_TRUE(test, buildid_cache_is_enabled());
+
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(32), 0);
+	KUNIT_EXPECT_EQ(test, buildid_cache_max_entries(), 32U);
+	fill_cache(test, a);
+
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(false), 0);
+	KUNIT_EXPECT_EQ(test, buildid_cache_max_entries(), 32U);
+	KUNIT_EXPECT_EQ(test, buildid_cache_entries(), 0U);
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_max_entries(64), 0);
+	/* A new limit does not turn the cache on. */
+	KUNIT_EXPECT_FALSE(test, buildid_cache_is_enabled());
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&buildid_cache_hooks));
+	buildid_cache_fill_file(a, false);
+	KUNIT_EXPECT_EQ(test, buildid_cache_entries(), 0U);
+
+	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
+	KUNIT_EXPECT_EQ(test, buildid_cache_max_entries(), 64U);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&buildid_cache_hooks));
+	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(a)));
+	fill_cache(test, a);
+	expect_cached(test, a, 400);
+	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(4096), 0);
+}
+
+/*
  * A deferred fill that blocks, as one on a hung network or FUSE server
  * would (the fill hook waits here): a fill of another file system still
  * completes, and turning the cache off does not wait for the blocked one.
@@ -1435,6 +1474,7 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_iversion_only_where_kept),
 	KUNIT_CASE(buildid_cache_negatives_capped),
 	KUNIT_CASE(buildid_cache_hooks_follow_switch),
+	KUNIT_CASE(buildid_cache_settings_one_record),
 	KUNIT_CASE(buildid_cache_stuck_fill_stalls_nothing),
 	KUNIT_CASE(buildid_cache_umount_drops_queued_fills),
 	KUNIT_CASE(buildid_cache_nmi_lookups),

@@ -177,8 +177,8 @@ pub unsafe extern "C" fn init_vmlinux_build_id() {
     }
 }
 
-/// The C side of the build ID cache (`include/linux/buildid_cache.h`); its plumbing is in
-/// `lib/buildid_cache.c`.
+/// The C ABI of the build ID cache's Rust half (`include/linux/buildid_cache.h`): conversions
+/// only; the state is [`cache`]'s and `lib/buildid_cache.c`'s.
 #[cfg(CONFIG_BUILDID_CACHE)]
 pub mod cache_exports {
     use kernel::{
@@ -264,24 +264,36 @@ pub mod cache_exports {
         cache::forget(inode as usize, why);
     }
 
-    /// Turns the cache on with room for `max_entries` entries, or off; see [`cache::configure`]
-    /// for `keep`.
-    ///
-    /// # Safety
-    ///
-    /// Process context; callers serialize.
-    #[no_mangle]
-    pub unsafe extern "C" fn buildid_cache_configure(
-        on: bool,
-        max_entries: c_uint,
-        keep: bool,
-    ) -> c_int {
-        let max_entries = usize::try_from(max_entries).unwrap_or(usize::MAX);
-        let result: Result = cache::configure(on, max_entries, keep);
+    fn to_errno(result: Result) -> c_int {
         match result {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
+    }
+
+    /// Makes the cache and turns it on; see [`cache::start`]. Once, from its initcall.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_start() -> c_int {
+        to_errno(cache::start())
+    }
+
+    /// Turns the cache on or off; see [`cache::set_enabled`]. Process context.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_set_enabled(on: bool) -> c_int {
+        to_errno(cache::set_enabled(on))
+    }
+
+    /// Sets the size limit of the cache; see [`cache::set_max_entries`]. Process context.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_set_max_entries(max_entries: c_uint) -> c_int {
+        let max_entries = usize::try_from(max_entries).unwrap_or(usize::MAX);
+        to_errno(cache::set_max_entries(max_entries))
+    }
+
+    /// The size limit of the cache. Process context.
+    #[no_mangle]
+    pub extern "C" fn buildid_cache_max_entries() -> c_uint {
+        c_uint::try_from(cache::max_entries()).unwrap_or(c_uint::MAX)
     }
 
     /// Whether the cache holds an entry for `inode`, valid or not; any context.

@@ -55,9 +55,10 @@ use crate::{
     },
     init::InPlaceInit,
     mm::MmWithUser,
-    new_spinlock,
-    sync::{rcu, SpinLock},
+    new_mutex, new_spinlock, pin_init,
+    sync::{rcu, Mutex, SpinLock},
 };
+use macros::pin_data;
 use core::{
     pin::Pin,
     ptr::{self, addr_of_mut},
@@ -368,25 +369,50 @@ fn negative_cap(max_entries: usize) -> usize {
     (max_entries / NEGATIVE_SHARE).max(1)
 }
 
+/// The smallest size limit [`set_max_entries`] takes.
+pub const MIN_ENTRIES: usize = 16;
+/// The largest size limit [`set_max_entries`] takes.
+pub const MAX_ENTRIES: usize = 1 << 20;
+/// The size limit at boot.
+const DEFAULT_MAX_ENTRIES: usize = 4096;
+
 /// State of the writers, who serialize on [`writer`]'s lock.
 struct Writer {
     entries: usize,
     /// How many of the entries say "no build ID".
     negatives: usize,
+    /// The size limit: the one record of it, changed only by [`switch`].
     max_entries: usize,
     /// The CLOCK hand: the next slot the replacement sweep looks at.
     hand: usize,
 }
 
-/// The writers' lock, allocated by the first [`configure`] and never freed.
-static WRITER: AtomicPtr<SpinLock<Writer>> = AtomicPtr::new(ptr::null_mut());
-
-fn writer() -> Option<&'static SpinLock<Writer>> {
-    // SAFETY: `WRITER` is null or points to a lock leaked by `configure`, never freed.
-    unsafe { WRITER.load(Ordering::Acquire).as_ref() }
+/// The cache's locks, allocated by [`start`] and never freed.
+#[pin_data]
+struct Locks {
+    /// Held across a change of the settings: whether the table exists ([`TABLE`]), the size
+    /// limit ([`Writer::max_entries`]) and the hooks' static key. May sleep.
+    #[pin]
+    settings: Mutex<()>,
+    /// The writers' lock: never held across an allocation, as inode eviction takes it from
+    /// reclaim.
+    #[pin]
+    writer: SpinLock<Writer>,
 }
 
-/// Whether the cache is on.
+/// Null until [`start`] made the locks.
+static LOCKS: AtomicPtr<Locks> = AtomicPtr::new(ptr::null_mut());
+
+fn locks() -> Option<&'static Locks> {
+    // SAFETY: `LOCKS` is null or points to the locks leaked by `start`, never freed.
+    unsafe { LOCKS.load(Ordering::Acquire).as_ref() }
+}
+
+fn writer() -> Option<&'static SpinLock<Writer>> {
+    locks().map(|locks| &locks.writer)
+}
+
+/// Whether the cache is on: its table exists.
 pub fn is_on() -> bool {
     !TABLE.load(Ordering::Relaxed).is_null()
 }
@@ -915,31 +941,86 @@ pub fn defer_fill(file: &LocalFile) {
     }
 }
 
-/// Turns the cache on with room for `max_entries`, or off.
+/// Makes the cache's locks and turns it on with the default size limit; once, from the
+/// cache's initcall (`lib/buildid_cache.c`), before anything else here is called.
+pub fn start() -> Result {
+    if locks().is_some() {
+        return Err(EBUSY);
+    }
+    let locks = KBox::pin_init(
+        pin_init!(Locks {
+            settings <- new_mutex!(()),
+            writer <- new_spinlock!(
+                Writer {
+                    entries: 0,
+                    negatives: 0,
+                    max_entries: DEFAULT_MAX_ENTRIES,
+                    hand: 0,
+                },
+                "buildid_cache"
+            ),
+        }),
+        GFP_KERNEL,
+    )?;
+    // SAFETY: The locks are never moved out of their allocation, which is never freed.
+    let locks = KBox::into_raw(unsafe { Pin::into_inner_unchecked(locks) });
+    LOCKS.store(locks, Ordering::Release);
+    set_enabled(true)
+}
+
+/// Turns the cache on or off. Either empties it: turning it off must, and on again starts
+/// afresh.
+///
+/// Process context, may sleep. Fails with [`ENOMEM`] when there is no memory for the table,
+/// or before [`start`]; the cache then stays as it was.
+pub fn set_enabled(on: bool) -> Result {
+    let locks = locks().ok_or(ENOMEM)?;
+    let _settings = locks.settings.lock();
+    let max_entries = locks.writer.lock().max_entries;
+    switch(locks, on, max_entries, false)
+}
+
+/// Sets the size limit, [`MIN_ENTRIES`] to [`MAX_ENTRIES`]. A cache that is on keeps the
+/// entries that fit, recently used ones first.
+///
+/// Process context, may sleep. Fails with [`EINVAL`] for a limit out of range, and as
+/// [`set_enabled`] does; the cache then stays as it was.
+pub fn set_max_entries(max_entries: usize) -> Result {
+    if !(MIN_ENTRIES..=MAX_ENTRIES).contains(&max_entries) {
+        return Err(EINVAL);
+    }
+    let locks = locks().ok_or(ENOMEM)?;
+    let _settings = locks.settings.lock();
+    switch(locks, is_on(), max_entries, true)
+}
+
+/// The size limit.
+pub fn max_entries() -> usize {
+    writer().map_or(DEFAULT_MAX_ENTRIES, |lock| lock.lock().max_entries)
+}
+
+/// Makes the table match `on` and `max_entries` (see [`configure`] for `keep`), then the hooks'
+/// static key match the table: the hooks run exactly while a table exists. Turning on makes
+/// the table first, so no fill begins before the hooks that drop entries run; turning off
+/// empties the table before the hooks stop, so no entry outlives an inode whose eviction they
+/// no longer see. A failed change leaves both as they were.
+///
+/// Called with `locks.settings` held.
+fn switch(locks: &Locks, on: bool, max_entries: usize, keep: bool) -> Result {
+    configure(&locks.writer, on, max_entries, keep)?;
+    // SAFETY: An FFI call that flips the hooks' static key; it may sleep, as the caller may.
+    unsafe { bindings::buildid_cache_switch_hooks(on) };
+    Ok(())
+}
+
+/// Turns the table on with room for `max_entries`, or off.
 ///
 /// Turning it off empties it. Turning it on starts with an empty table, unless `keep` is set
 /// and it is on already: then the entries move to the new table, as many as the new limit and
 /// the new buckets hold.
 ///
-/// Process context, may sleep; callers serialize (`lib/buildid_cache.c` holds a mutex).
-pub fn configure(on: bool, max_entries: usize, keep: bool) -> Result {
-    let lock = match writer() {
-        Some(lock) => lock,
-        None => {
-            let writer = Writer {
-                entries: 0,
-                negatives: 0,
-                max_entries,
-                hand: 0,
-            };
-            let lock = KBox::pin_init(new_spinlock!(writer, "buildid_cache"), GFP_KERNEL)?;
-            // SAFETY: The lock is never moved out of its allocation, which is never freed.
-            let lock = KBox::into_raw(unsafe { Pin::into_inner_unchecked(lock) });
-            WRITER.store(lock, Ordering::Release);
-            // SAFETY: Just leaked above, never freed.
-            unsafe { &*lock }
-        }
-    };
+/// Process context, may sleep; only [`switch`] calls it.
+fn configure(lock: &SpinLock<Writer>, on: bool, max_entries: usize, keep: bool) -> Result {
     let new = if on {
         Some(Table::new(max_entries)?)
     } else {
