@@ -49,21 +49,18 @@ use crate::{
     bindings,
     error::{code::*, Error, Result},
     folio::FolioView,
-    fs::{
-        file::LocalFile,
-        inode::{Inode, Timestamp},
-    },
+    fs::{file::LocalFile, inode::Inode},
     init::InPlaceInit,
     mm::MmWithUser,
     new_mutex, new_spinlock, pin_init,
     sync::{rcu, Mutex, SpinLock},
 };
-use macros::pin_data;
 use core::{
     pin::Pin,
     ptr::{self, addr_of_mut},
     sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering},
 };
+use macros::pin_data;
 
 /// Slots per bucket: one cache line of pointers on 64-bit.
 const WAYS: usize = 8;
@@ -126,10 +123,8 @@ struct Entry {
     key: usize,
     /// `None` for a file without a build ID.
     id: Option<BuildId>,
-    /// The change attribute, where the file system keeps one.
-    iversion: Option<u64>,
-    size: i64,
-    ctime: Timestamp,
+    /// The content the parse read.
+    content: Content,
     /// The inode is on an internal mount, and may be served only while writable mappings of
     /// it are denied ([`may_cache`]).
     internal: bool,
@@ -144,22 +139,14 @@ impl Entry {
     /// Whether the entry still describes `inode`'s content. Usable in any context.
     ///
     /// [`may_cache`] without its superblock flags, which the fill recorded (`internal`, and
-    /// whether `iversion` is kept): every hit saves their loads. The flags are set at mount
-    /// time, and an entry compares the change attribute it recorded even if a remount stopped
-    /// the file system keeping it; size and change time are compared in any case.
+    /// whether a change attribute is in `content`): every hit saves their loads. The flags are
+    /// set at mount time, and an entry compares the change attribute it recorded even if a
+    /// remount stopped the file system keeping it; size and change time are compared in any
+    /// case.
     #[inline]
     fn describes(&self, inode: &Inode) -> bool {
-        let now = stamp(inode);
-        // Every hit passes every check: comparisons of loaded values compile without a branch
-        // each.
-        now.write_count <= 0
-            && now.mmap_writable <= 0
-            && (!self.internal || now.mmap_writable < 0)
-            && self.iversion.map_or(true, |recorded| recorded == now.iversion)
-            && now.size == self.size
-            && now.ctime_sec == self.ctime.sec
-            // `long` is at most 64 bits on Linux targets: the conversion is lossless.
-            && now.ctime_nsec as i64 == self.ctime.nsec
+        let now = Stamp::read(inode);
+        now.write_protected(self.internal) && now.shows(&self.content)
     }
 
     /// Marks the entry recently used, without writing its cache line if it already is.
@@ -172,20 +159,9 @@ impl Entry {
 }
 
 /// Whether every change to `inode`'s content goes through something the cache sees, at this
-/// instant: nobody holds write access, no shared mapping may write to its pages, and for a file
-/// of an internal mount (memfd, SysV shared memory, hugetlbfs' own files: opened for write without
-/// write access) writable mappings are denied and the file system keeps a change attribute, which
-/// catches the truncations that sealing allows. A fill also wants the denial to be for good: the
-/// memfd carries `F_SEAL_WRITE` ([`sealed_against_writes`]); while the seal is being added,
-/// writable mappings are denied but may be allowed again.
-///
-/// Usable in any context, NMI included.
+/// instant ([`Stamp::may_cache`]). Usable in any context, NMI included.
 fn may_cache(inode: &Inode) -> bool {
-    let writable_mappings = inode.mapping().mmap_writable();
-    if inode.write_count() > 0 || writable_mappings > 0 {
-        return false;
-    }
-    !inode.on_internal_mount() || (writable_mappings < 0 && inode.has_iversion())
+    Stamp::read(inode).may_cache(inode.on_internal_mount(), inode.has_iversion())
 }
 
 /// Whether `file` is a memfd sealed with `F_SEAL_WRITE`. Seals are never removed, so its writable
@@ -195,21 +171,77 @@ fn sealed_against_writes(file: &LocalFile) -> bool {
     unsafe { bindings::buildid_cache_sealed_against_writes(file.as_ptr()) }
 }
 
-/// What an entry compares of `inode` ([`Entry::describes`]), read by C with the inode's own
-/// accessors in one call. Usable in any context, NMI included.
-#[inline]
-fn stamp(inode: &Inode) -> bindings::buildid_inode_stamp {
-    let mut stamp = bindings::buildid_inode_stamp::default();
-    // SAFETY: `inode` is valid for the call, and `stamp` for writes; the callee only loads
-    // fields of the inode and its mapping.
-    unsafe { bindings::buildid_cache_inode_stamp(inode.as_ptr(), &mut stamp) };
-    stamp
+/// What an inode's content looked like to a parse: what an entry and a fill record, and what
+/// a hit or the end of a fill compares ([`Stamp::shows`]).
+#[derive(Clone, Copy)]
+struct Content {
+    /// The change attribute, where the file system keeps one.
+    iversion: Option<u64>,
+    size: i64,
+    ctime_sec: i64,
+    ctime_nsec: i64,
 }
 
-/// The change attribute of `inode`, without marking it queried, where its file system keeps
-/// one. Usable in any context.
-fn change_attribute(inode: &Inode) -> Option<u64> {
-    inode.has_iversion().then(|| inode.peek_iversion())
+/// One read of everything the cache looks at in an inode, by C with the inode's own accessors
+/// (`buildid_cache_inode_stamp()`), whose layouts and encodings are the VFS's: one call per hit.
+struct Stamp(bindings::buildid_inode_stamp);
+
+impl Stamp {
+    /// Reads `inode`'s stamp. Usable in any context, NMI included.
+    #[inline]
+    fn read(inode: &Inode) -> Self {
+        let mut stamp = bindings::buildid_inode_stamp::default();
+        // SAFETY: `inode` is valid for the call, and `stamp` for writes; the callee only loads
+        // fields of the inode and its mapping.
+        unsafe { bindings::buildid_cache_inode_stamp(inode.as_ptr(), &mut stamp) };
+        Self(stamp)
+    }
+
+    /// Whether nobody may change the content unseen: nobody holds write access (which
+    /// `write()`, `truncate()` and writable shared mappings of ordinary files need), no shared
+    /// mapping may write to its pages, and for a file of an `internal` mount (memfd, SysV shared
+    /// memory, hugetlbfs' own files: opened for write without write access) writable mappings
+    /// are denied.
+    #[inline]
+    fn write_protected(&self, internal: bool) -> bool {
+        // Comparisons of loaded values: every hit passes all of them, without a branch each.
+        self.0.write_count <= 0
+            && self.0.mmap_writable <= 0
+            && (!internal || self.0.mmap_writable < 0)
+    }
+
+    /// Whether every change to the content goes through something the cache sees, at this
+    /// instant: [`Self::write_protected`], and a file of an internal mount must also have a
+    /// change attribute (`iversion_kept`), which catches the truncations that sealing allows. A
+    /// fill also wants the denial to be for good: the memfd carries `F_SEAL_WRITE`
+    /// ([`sealed_against_writes`]); while the seal is being added, writable mappings are denied
+    /// but may be allowed again.
+    #[inline]
+    fn may_cache(&self, internal: bool, iversion_kept: bool) -> bool {
+        self.write_protected(internal) && (!internal || iversion_kept)
+    }
+
+    /// Whether the content is as `then` recorded it: size, change time and, where one was
+    /// recorded, change attribute.
+    #[inline]
+    fn shows(&self, then: &Content) -> bool {
+        then.iversion.map_or(true, |recorded| recorded == self.0.iversion)
+            && self.0.size == then.size
+            && self.0.ctime_sec == then.ctime_sec
+            // `long` is at most 64 bits on Linux targets: the conversion is lossless.
+            && self.0.ctime_nsec as i64 == then.ctime_nsec
+    }
+
+    /// The content as this stamp shows it, with the change attribute `iversion`.
+    fn content(&self, iversion: Option<u64>) -> Content {
+        Content {
+            iversion,
+            size: self.0.size,
+            ctime_sec: self.0.ctime_sec,
+            // As in `shows()`.
+            ctime_nsec: self.0.ctime_nsec as i64,
+        }
+    }
 }
 
 /// The `call_rcu()` callback of [`retire`].
@@ -654,9 +686,7 @@ struct Fill<'a> {
     key: usize,
     grants: u32,
     epoch: usize,
-    iversion: Option<u64>,
-    size: i64,
-    ctime: Timestamp,
+    content: Content,
     internal: bool,
     _counted: FillCounted,
 }
@@ -690,7 +720,11 @@ impl<'a> Fill<'a> {
         let epoch = EPOCH.load(Ordering::SeqCst);
         let grants = write_grants(key).load(Ordering::SeqCst);
         let internal = inode.on_internal_mount();
-        if !may_cache(inode) || (internal && !sealed_against_writes(file)) {
+        let iversion_kept = inode.has_iversion();
+        // Marked queried before the stamp is read, so that any change after it increments it.
+        let iversion = iversion_kept.then(|| inode.query_iversion());
+        let now = Stamp::read(inode);
+        if !now.may_cache(internal, iversion_kept) || (internal && !sealed_against_writes(file)) {
             return None;
         }
         let fill = Fill {
@@ -699,10 +733,7 @@ impl<'a> Fill<'a> {
             key,
             grants,
             epoch,
-            // Marked queried, so that the next change increments it.
-            iversion: inode.has_iversion().then(|| inode.query_iversion()),
-            ctime: inode.ctime(),
-            size: inode.size(),
+            content: now.content(iversion),
             internal,
             _counted: counted,
         };
@@ -720,12 +751,13 @@ impl<'a> Fill<'a> {
             .file
             .data_inode(true)
             .is_some_and(|inode| inode.key() == self.key);
+        let iversion_kept = self.inode.has_iversion();
+        let now = Stamp::read(self.inode);
         same_inode
-            && may_cache(self.inode)
+            && now.may_cache(self.internal, iversion_kept)
+            && iversion_kept == self.content.iversion.is_some()
             && write_grants(self.key).load(Ordering::Relaxed) == self.grants
-            && change_attribute(self.inode) == self.iversion
-            && self.inode.size() == self.size
-            && self.inode.ctime() == self.ctime
+            && now.shows(&self.content)
     }
 
     /// Caches what the parse found, `result`, unless it says nothing lasting about the file
@@ -750,9 +782,7 @@ impl<'a> Fill<'a> {
             rcu: bindings::callback_head::default(),
             key: self.key,
             id,
-            iversion: self.iversion,
-            size: self.size,
-            ctime: self.ctime,
+            content: self.content,
             internal: self.internal,
             referenced: AtomicBool::new(false),
         };

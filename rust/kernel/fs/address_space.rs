@@ -6,10 +6,6 @@
 //! [`include/linux/pagemap.h`](srctree/include/linux/pagemap.h)
 
 use crate::{bindings, types::Opaque};
-use core::{
-    ptr::addr_of_mut,
-    sync::atomic::{AtomicI32, Ordering},
-};
 
 /// The page cache of an inode, borrowed from something that keeps the inode alive (an open
 /// file, for example).
@@ -56,18 +52,5 @@ impl AddressSpace {
     pub fn is_shmem(&self) -> bool {
         // SAFETY: The address space is valid by the type invariants.
         unsafe { bindings::shmem_mapping(self.as_ptr()) }
-    }
-
-    /// `i_mmap_writable`: the number of shared mappings that may write to the pages
-    /// (`mapping_writably_mapped()` when positive), or minus the number of denials while
-    /// writable mappings are denied (a memfd sealed with `F_SEAL_WRITE`).
-    ///
-    /// Usable in any context, NMI included.
-    #[inline]
-    pub fn mmap_writable(&self) -> i32 {
-        // SAFETY: The address space is valid by the type invariants; `i_mmap_writable` is an
-        // `atomic_t`, whose `atomic_read()` is a relaxed load.
-        unsafe { AtomicI32::from_ptr(addr_of_mut!((*self.as_ptr()).i_mmap_writable.counter)) }
-            .load(Ordering::Relaxed)
     }
 }

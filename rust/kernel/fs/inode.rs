@@ -20,15 +20,6 @@ pub struct Inode(Opaque<bindings::inode>);
 // SAFETY: The accessors only read fields that may be read from any thread.
 unsafe impl Sync for Inode {}
 
-/// An inode's change time, as `inode_get_ctime()` returns it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timestamp {
-    /// Seconds.
-    pub sec: i64,
-    /// Nanoseconds.
-    pub nsec: i64,
-}
-
 impl Inode {
     /// Creates a reference to an [`Inode`] from a valid pointer.
     ///
@@ -105,45 +96,10 @@ impl Inode {
         fs_flags & bindings::FS_REQUIRES_DEV as core::ffi::c_int != 0
     }
 
-    /// The size in bytes (`i_size_read`).
-    #[inline]
-    pub fn size(&self) -> i64 {
-        // SAFETY: The inode is valid by the type invariants.
-        unsafe { bindings::i_size_read(self.as_ptr()) }
-    }
-
-    /// `i_writecount`: positive while the inode is open for write (or truncated), negative
-    /// while writes are denied (a running executable).
-    #[inline]
-    pub fn write_count(&self) -> i32 {
-        // SAFETY: The inode is valid by the type invariants.
-        unsafe { bindings::inode_write_count(self.as_ptr()) }
-    }
-
-    /// The change attribute, without marking it queried (`inode_peek_iversion`). Usable in any
-    /// context, NMI included.
-    #[inline]
-    pub fn peek_iversion(&self) -> u64 {
-        // SAFETY: The inode is valid by the type invariants.
-        unsafe { bindings::inode_peek_iversion(self.as_ptr()) }
-    }
-
     /// The change attribute, marked queried so that the next change increments it
     /// (`inode_query_iversion`).
     pub fn query_iversion(&self) -> u64 {
         // SAFETY: The inode is valid by the type invariants.
         unsafe { bindings::inode_query_iversion(self.as_ptr()) }
-    }
-
-    /// The change time (`inode_get_ctime`). A concurrent update may be read torn.
-    #[inline]
-    pub fn ctime(&self) -> Timestamp {
-        // SAFETY: The inode is valid by the type invariants.
-        let ts = unsafe { bindings::inode_get_ctime(self.as_ptr()) };
-        Timestamp {
-            sec: ts.tv_sec,
-            // `long` is at most 64 bits on Linux targets: the conversion is lossless.
-            nsec: ts.tv_nsec as i64,
-        }
     }
 }
