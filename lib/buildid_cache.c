@@ -67,10 +67,10 @@
 #include <linux/workqueue.h>
 
 /*
- * On exactly while the table exists: off until buildid_cache_start() has
- * made it, since the hooks must not run, and fills must not parse, for a
- * cache that does not exist.  Only cache.rs changes it, through
- * buildid_cache_switch_hooks().
+ * On exactly while the table exists: off until buildid_cache_init() has
+ * turned the cache on, since the hooks must not run, and fills must not
+ * parse, for a cache that does not exist.  Only cache.rs changes it,
+ * through buildid_cache_switch_hooks().
  */
 DEFINE_STATIC_KEY_FALSE(buildid_cache_hooks);
 
@@ -663,11 +663,13 @@ static int buildid_cache_enabled_sysctl(const struct ctl_table *table, int write
 {
 	bool on = buildid_cache_is_enabled();
 	struct ctl_table t = *table;
+	loff_t pos = *ppos;
 	int err;
 
 	t.data = &on;
 	err = proc_dobool(&t, write, buffer, lenp, ppos);
-	if (!err && write)
+	/* A write past the start parses nothing: @on is not the writer's. */
+	if (!err && write && !pos)
 		err = buildid_cache_set_enabled(on);
 	return err;
 }
@@ -677,17 +679,16 @@ static int buildid_cache_max_entries_sysctl(const struct ctl_table *table, int w
 {
 	unsigned int max_entries = buildid_cache_max_entries();
 	struct ctl_table t = *table;
+	loff_t pos = *ppos;
 	int err;
 
 	t.data = &max_entries;
 	err = proc_douintvec(&t, write, buffer, lenp, ppos);
-	if (!err && write)
+	/* As above. */
+	if (!err && write && !pos)
 		err = buildid_cache_set_max_entries(max_entries);
 	return err;
 }
-
-/* Defined in Rust; exported here for the parser's KUnit suite, a module. */
-EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
 
 /* Only the transition in cache.rs calls this, under its settings lock. */
 void buildid_cache_switch_hooks(bool on)
@@ -698,10 +699,12 @@ void buildid_cache_switch_hooks(bool on)
 		static_branch_disable(&buildid_cache_hooks);
 }
 
-bool buildid_cache_is_enabled(void)
-{
-	return static_key_enabled(&buildid_cache_hooks);
-}
+/*
+ * Defined in Rust, like the <linux/buildid.h> API; exported here for the
+ * parser's KUnit suite, a module, which turns the cache off while it runs.
+ */
+EXPORT_SYMBOL_GPL(buildid_cache_set_enabled);
+/* And to restore the switch as it found it. */
 EXPORT_SYMBOL_GPL(buildid_cache_is_enabled);
 
 static struct ctl_table buildid_cache_sysctls[] = {
@@ -791,7 +794,7 @@ static int __init buildid_cache_init(void)
 		return -ENOMEM;
 	}
 
-	err = buildid_cache_start();
+	err = buildid_cache_set_enabled(true);
 	if (err)
 		pr_warn("buildid_cache: off: no memory for its table (%d)\n", err);
 

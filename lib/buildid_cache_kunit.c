@@ -146,6 +146,7 @@ static int buildid_cache_suite_init(struct kunit_suite *suite)
 		return PTR_ERR(test_mnt);
 	/* Start from an empty cache of the default size, whatever ran before. */
 	buildid_cache_set_enabled(false);
+	buildid_cache_set_max_entries(4096);
 	return buildid_cache_set_enabled(true);
 }
 

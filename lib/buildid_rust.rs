@@ -271,10 +271,10 @@ pub mod cache_exports {
         }
     }
 
-    /// Makes the cache and turns it on; see [`cache::start`]. Once, from its initcall.
+    /// Whether the cache is on: its table exists. Any context.
     #[no_mangle]
-    pub extern "C" fn buildid_cache_start() -> c_int {
-        to_errno(cache::start())
+    pub extern "C" fn buildid_cache_is_enabled() -> bool {
+        cache::is_on()
     }
 
     /// Turns the cache on or off; see [`cache::set_enabled`]. Process context.

@@ -85,7 +85,6 @@ ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t po
 bool buildid_cache_defer_fill(struct file *file);
 void buildid_defer_unmark(struct inode *inode);
 void buildid_cache_switch_hooks(bool on);
-bool buildid_cache_is_enabled(void);
 int buildid_cache_drain(void);
 bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt);
@@ -127,7 +126,7 @@ int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size
 int buildid_cache_lookup_inode(struct inode *inode, unsigned char *build_id, __u32 *size);
 void buildid_cache_fill_file(struct file *file, bool deferred);
 void buildid_cache_forget_inode(struct inode *inode, enum buildid_cache_stat why);
-int buildid_cache_start(void);
+bool buildid_cache_is_enabled(void);
 int buildid_cache_set_enabled(bool on);
 int buildid_cache_set_max_entries(unsigned int max_entries);
 unsigned int buildid_cache_max_entries(void);

@@ -126,7 +126,7 @@ struct Entry {
     /// The content the parse read.
     content: Content,
     /// The inode is on an internal mount, and may be served only while writable mappings of
-    /// it are denied ([`may_cache`]).
+    /// it are denied ([`Stamp::write_protected`]).
     internal: bool,
     /// Set by hits, cleared by the CLOCK hand.
     referenced: AtomicBool,
@@ -419,7 +419,7 @@ struct Writer {
     hand: usize,
 }
 
-/// The cache's locks, allocated by [`start`] and never freed.
+/// The cache's locks, made by [`locks_or_make`] and never freed.
 #[pin_data]
 struct Locks {
     /// Held across a change of the settings: whether the table exists ([`TABLE`]), the size
@@ -432,7 +432,7 @@ struct Locks {
     writer: SpinLock<Writer>,
 }
 
-/// Null until [`start`] made the locks.
+/// Null until [`locks_or_make`] made the locks.
 static LOCKS: AtomicPtr<Locks> = AtomicPtr::new(ptr::null_mut());
 
 fn locks() -> Option<&'static Locks> {
@@ -721,12 +721,17 @@ impl<'a> Fill<'a> {
         let grants = write_grants(key).load(Ordering::SeqCst);
         let internal = inode.on_internal_mount();
         let iversion_kept = inode.has_iversion();
-        // Marked queried before the stamp is read, so that any change after it increments it.
-        let iversion = iversion_kept.then(|| inode.query_iversion());
-        let now = Stamp::read(inode);
-        if !now.may_cache(internal, iversion_kept) || (internal && !sealed_against_writes(file)) {
+        // Checked before the change attribute is marked queried: a refused fill must not make
+        // every later write of the inode bump it.
+        if !Stamp::read(inode).may_cache(internal, iversion_kept)
+            || (internal && !sealed_against_writes(file))
+        {
             return None;
         }
+        // Marked queried before the recorded stamp is read, so that any change after that read
+        // increments it.
+        let iversion = iversion_kept.then(|| inode.query_iversion());
+        let now = Stamp::read(inode);
         let fill = Fill {
             file,
             inode,
@@ -971,13 +976,13 @@ pub fn defer_fill(file: &LocalFile) {
     }
 }
 
-/// Makes the cache's locks and turns it on with the default size limit; once, from the
-/// cache's initcall (`lib/buildid_cache.c`), before anything else here is called.
-pub fn start() -> Result {
-    if locks().is_some() {
-        return Err(EBUSY);
+/// The cache's locks, made by the first change of the settings (the cache's initcall turns it
+/// on) and never freed; a failed allocation leaves them for the next change to make.
+fn locks_or_make() -> Result<&'static Locks> {
+    if let Some(locks) = locks() {
+        return Ok(locks);
     }
-    let locks = KBox::pin_init(
+    let new = KBox::pin_init(
         pin_init!(Locks {
             settings <- new_mutex!(()),
             writer <- new_spinlock!(
@@ -992,19 +997,29 @@ pub fn start() -> Result {
         }),
         GFP_KERNEL,
     )?;
-    // SAFETY: The locks are never moved out of their allocation, which is never freed.
-    let locks = KBox::into_raw(unsafe { Pin::into_inner_unchecked(locks) });
-    LOCKS.store(locks, Ordering::Release);
-    set_enabled(true)
+    // SAFETY: The locks are never moved out of their allocation: it is published below and
+    // never freed, or freed unpublished.
+    let new = KBox::into_raw(unsafe { Pin::into_inner_unchecked(new) });
+    match LOCKS.compare_exchange(ptr::null_mut(), new, Ordering::AcqRel, Ordering::Acquire) {
+        // SAFETY: Published just now, never freed.
+        Ok(_) => Ok(unsafe { &*new }),
+        Err(published) => {
+            // SAFETY: `new` came from `KBox::into_raw` above and was never published.
+            drop(unsafe { KBox::from_raw(new) });
+            // SAFETY: The exchange failed, so `published` is the non-null pointer to the locks
+            // another task published, never freed.
+            Ok(unsafe { &*published })
+        }
+    }
 }
 
 /// Turns the cache on or off. Either empties it: turning it off must, and on again starts
 /// afresh.
 ///
-/// Process context, may sleep. Fails with [`ENOMEM`] when there is no memory for the table,
-/// or before [`start`]; the cache then stays as it was.
+/// Process context, may sleep. Fails with [`ENOMEM`] when there is no memory for the table;
+/// the cache then stays as it was.
 pub fn set_enabled(on: bool) -> Result {
-    let locks = locks().ok_or(ENOMEM)?;
+    let locks = locks_or_make()?;
     let _settings = locks.settings.lock();
     let max_entries = locks.writer.lock().max_entries;
     switch(locks, on, max_entries, false)
@@ -1019,7 +1034,7 @@ pub fn set_max_entries(max_entries: usize) -> Result {
     if !(MIN_ENTRIES..=MAX_ENTRIES).contains(&max_entries) {
         return Err(EINVAL);
     }
-    let locks = locks().ok_or(ENOMEM)?;
+    let locks = locks_or_make()?;
     let _settings = locks.settings.lock();
     switch(locks, is_on(), max_entries, true)
 }
