@@ -1085,6 +1085,35 @@ TEST_F(procmap, cache_limit)
 }
 
 /*
+ * A write to the switch past the start of its sysctl file parses nothing
+ * (sysctl_writes_strict), so it must not act as a write of the switch,
+ * which empties the cache: the entry made before it still answers.
+ */
+TEST_F(procmap, cache_sysctl_write_past_start)
+{
+	const char *path = path_in(self->dir, "sysctl.so");
+	struct build_id id;
+	void *map;
+	int fd;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	fd = open("/proc/sys/kernel/buildid_cache/enabled", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	/* At the start of the file: a write of the switch. */
+	ASSERT_EQ(2, write(fd, "1\n", 2));
+	map = map_exec(_metadata, path, 0x33, &id);
+	ASSERT_NE(MAP_FAILED, map);
+	/* At offset 2: ignored. */
+	EXPECT_LE(0, write(fd, "1\n", 2));
+	close(fd);
+	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
+	expect_build_id(_metadata, self->maps_fd, map, &id);
+	EXPECT_EQ(0, file_page_cached(path, 0))
+		TH_LOG("the file was read: the ignored write emptied the cache");
+	munmap(map, PAGE);
+}
+
+/*
  * A child that shares a mapping of @path with us (set up before the fork),
  * then waits for a byte on @pipe_fds[0]; our own copy of the mapping goes,
  * so only the child's /proc/PID/maps has it.  Returns the child's pid.
