@@ -67,8 +67,8 @@
 #include <linux/workqueue.h>
 
 /*
- * On exactly while the table exists: off until buildid_cache_init() has
- * turned the cache on, since the hooks must not run, and fills must not
+ * On whenever the table exists (turned on after it is made, off after it
+ * is gone): off until buildid_cache_init() has turned the cache on, since the hooks must not run, and fills must not
  * parse, for a cache that does not exist.  Only cache.rs changes it,
  * through buildid_cache_switch_hooks().
  */
@@ -668,7 +668,12 @@ static int buildid_cache_enabled_sysctl(const struct ctl_table *table, int write
 
 	t.data = &on;
 	err = proc_dobool(&t, write, buffer, lenp, ppos);
-	/* A write past the start parses nothing: @on is not the writer's. */
+	/*
+	 * A write past the start of the file is not applied, as
+	 * sysctl_writes_strict (the default) has it: proc_dobool() then parsed
+	 * nothing, and @on is the value read above, not the writer's.  Other
+	 * modes parse such a write; it is ignored here all the same.
+	 */
 	if (!err && write && !pos)
 		err = buildid_cache_set_enabled(on);
 	return err;

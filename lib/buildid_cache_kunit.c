@@ -757,7 +757,7 @@ static void buildid_cache_negatives_capped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buildid_cache_set_max_entries(4096), 0);
 }
 
-/* The hooks run exactly while the cache is on. */
+/* The hooks run whenever the cache is on, and stop when it is turned off. */
 static void buildid_cache_hooks_follow_switch(struct kunit *test)
 {
 	KUNIT_EXPECT_TRUE(test, buildid_cache_is_enabled());

@@ -64,8 +64,8 @@ enum buildid_cache_stat {
 #ifdef CONFIG_BUILDID_CACHE
 
 /*
- * Enabled exactly while the cache is on, which its table exists for: gates
- * the hooks in fs/ and mm/, and the fills.
+ * Enabled whenever the cache's table exists (turned on after it is made,
+ * off after it is gone): gates the hooks in fs/ and mm/, and the fills.
  */
 DECLARE_STATIC_KEY_FALSE(buildid_cache_hooks);
 

@@ -436,7 +436,7 @@ struct Locks {
 static LOCKS: AtomicPtr<Locks> = AtomicPtr::new(ptr::null_mut());
 
 fn locks() -> Option<&'static Locks> {
-    // SAFETY: `LOCKS` is null or points to the locks leaked by `start`, never freed.
+    // SAFETY: `LOCKS` is null or points to the locks `locks_or_make` published, never freed.
     unsafe { LOCKS.load(Ordering::Acquire).as_ref() }
 }
 
@@ -1045,7 +1045,7 @@ pub fn max_entries() -> usize {
 }
 
 /// Makes the table match `on` and `max_entries` (see [`configure`] for `keep`), then the hooks'
-/// static key match the table: the hooks run exactly while a table exists. Turning on makes
+/// static key match the table: the hooks run whenever a table exists. Turning on makes
 /// the table first, so no fill begins before the hooks that drop entries run; turning off
 /// empties the table before the hooks stop, so no entry outlives an inode whose eviction they
 /// no longer see. A failed change leaves both as they were.
