@@ -68,9 +68,10 @@
 
 /*
  * On whenever the table exists (turned on after it is made, off after it
- * is gone): off until buildid_cache_init() has turned the cache on, since the hooks must not run, and fills must not
- * parse, for a cache that does not exist.  Only cache.rs changes it,
- * through buildid_cache_switch_hooks().
+ * is gone): off until buildid_cache_init() has turned the cache on, since
+ * the hooks must not run, and fills must not parse, for a cache that does
+ * not exist.  Only cache.rs changes it, through
+ * buildid_cache_switch_hooks().
  */
 DEFINE_STATIC_KEY_FALSE(buildid_cache_hooks);
 
