@@ -11,6 +11,7 @@ stage runs its host checks), and an import back would be a loop.
 
 import os
 import shlex
+import shutil
 import subprocess
 
 from .common import CACHE, CARGO, HARNESS, REPO, run
@@ -51,6 +52,27 @@ def build_tool():
     run([CARGO, "build", "--release", "-q", "-p", "buildid"], cwd=REPO, env=cargo_env(),
         progress="building the buildid tool")
     return os.path.join(TARGET_DIR, "release", "buildid")
+
+
+def private_copies(paths, parent):
+    """Copies of paths in parent/private, a directory of mode 0700; their paths.
+
+    README tells users to run the project as root, and a clone in root's
+    home (mode 0700) is where they put it: a guest check that runs a
+    program as another user must not run it where it was built.  The
+    kselftest stage runs its tool checks from these copies, wherever the
+    checkout is, so that every run covers that case.
+    """
+    private = os.path.join(parent, "private")
+    shutil.rmtree(private, ignore_errors=True)
+    os.makedirs(private)
+    os.chmod(private, 0o700)
+    copies = []
+    for path in paths:
+        copy = os.path.join(private, os.path.basename(path))
+        shutil.copy2(path, copy)
+        copies.append(copy)
+    return copies
 
 
 def guest_programs():

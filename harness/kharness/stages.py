@@ -18,7 +18,7 @@ import time
 
 from .common import CARGO, HARNESS, PYTHON, REPO, HarnessError, Progress, run, stream
 from .guest import (BPF_CLANG, build_buildid_kselftests, build_tool, cargo_env, fuzz_command,
-                    kunit_guest_command)
+                    kunit_guest_command, private_copies)
 from .kbuild import Kernel, build_kernel
 from .lint import stage_lint
 from .mutants import host_mutant_checks
@@ -162,8 +162,12 @@ BUILDID_CACHE_SWITCH = "/proc/sys/kernel/buildid_cache/enabled"
 
 
 def kselftest_part_commands(kernel, install, bpf_out, tool):
-    show = os.path.join(HARNESS, "guest", "show-buildids.sh")
-    record = os.path.join(HARNESS, "guest", "record-exits.sh")
+    # The tool checks run as a user who cloned into root's home would run
+    # them: from below a directory that only root may search.
+    tool, show, record = private_copies(
+        [tool] + [os.path.join(HARNESS, "guest", name)
+                  for name in ("show-buildids.sh", "record-exits.sh")],
+        os.path.join(kernel.build, "kselftest"))
     guest_script = os.path.join(HARNESS, "guest", "kselftest-buildid.sh")
     selection = " ".join(f"-t {shlex.quote(t)}" for t in kselftest_list(install))
     return {
