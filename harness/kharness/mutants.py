@@ -34,11 +34,12 @@ from .vm import boot
 FREADER = "rust/kernel/buildid/freader.rs"
 
 # The buildid_dev cases every run asks for: partly cached files on three
-# file systems, I/O errors and files past 4 GiB; file_query drops a file it
-# has parsed from the page cache.
+# file systems, I/O errors, files past 4 GiB and offsets past 2^63;
+# file_query drops a file it has parsed from the page cache.
 KSELFTEST_CASES = ("dev.file_query", "dev.sparse_file_beyond_4g", "dev.partly_cached_ext4",
                    "dev.partly_cached_xfs", "dev.partly_cached_tmpfs_huge",
-                   "dev.io_error_sleepable")
+                   "dev.io_error_sleepable", "dev.negative_positions_ext4",
+                   "dev.negative_positions_xfs")
 
 
 class Mutant:
@@ -86,6 +87,16 @@ MUTANTS = (
            "            _ => Err(Errno::EIO),\n",
            "            _ => Ok(()),\n",
            ["buildid_file/buildid_tmpfs_truncated"]),
+    Mutant("negative_position_read",
+           "the sleepable reader reads at a negative file position, where the buffered "
+           "read of a block file system never returns",
+           FREADER,
+           "        if offset < 0 {\n"
+           "            return Err(Errno::EIO);\n",
+           "        if offset < 0 && buf.is_empty() {\n"
+           "            return Err(Errno::EIO);\n",
+           ["buildid_dev/dev.negative_positions_ext4",
+            "buildid_dev/dev.negative_positions_xfs"]),
     Mutant("one_writer_ignored",
            "the cache fills and serves entries of files that one task holds open for write",
            "rust/kernel/buildid/cache.rs",
@@ -94,7 +105,7 @@ MUTANTS = (
            ["buildid_cache/buildid_cache_writable_not_cached"]),
     Mutant("vma_write_lock_ignored",
            "the lockless VMA read serves a VMA that a writer has write-locked",
-           "patches/0013-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
+           "patches/0015-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
            "+\tif (seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            "+\tif (0 && seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            ["buildid_cache/buildid_cache_vma_without_mmap_lock"]),

@@ -339,7 +339,15 @@ impl<'a, C: PageCache> SleepableReader<'a, C> {
     }
 
     /// Reads `buf.len()` bytes at `offset` with `__kernel_read`.
+    ///
+    /// A negative `offset` (an ELF offset of 2^63 or more) is [`Errno::EIO`] without a read:
+    /// `__kernel_read` does not check the position, and the buffered read of a block file
+    /// system retries for ever at a negative one (`filemap_get_pages()` computes an empty
+    /// range). Nothing can be read there, so it is the short read tmpfs returns.
     fn read(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+        if offset < 0 {
+            return Err(Errno::EIO);
+        }
         // Do not hold a folio reference across a read that may sleep for I/O.
         self.cache.release();
         match self.file.read(buf, offset)? {

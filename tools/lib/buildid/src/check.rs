@@ -116,6 +116,8 @@ struct RustFileCall {
     lookups: u64,
     /// Folio references still held after the reader was dropped.
     leaked: i64,
+    /// Reads at a negative position, which a block file system never finishes.
+    negative_reads: u64,
 }
 
 fn rust_file(
@@ -141,6 +143,7 @@ fn rust_file(
         trace: (mode == Mode::Sleepable).then_some(trace),
         lookups: open.lookups(),
         leaked: open.references(),
+        negative_reads: open.negative_reads(),
     }
 }
 
@@ -151,6 +154,12 @@ fn compare_file(rust: RustFileCall, c: cref::FileCall, mode: Mode) -> Observed {
         problems.push(format!(
             "C side: folio gets {} puts {}, kmaps {} kunmaps {}, warns {}",
             c.folio_gets, c.folio_puts, c.kmaps, c.kunmaps, c.warns
+        ));
+    }
+    if rust.negative_reads != 0 {
+        problems.push(format!(
+            "Rust side: {} reads at a negative position",
+            rust.negative_reads
         ));
     }
     if rust.leaked != 0 {
@@ -197,6 +206,7 @@ fn rust_call<O: ByteOrder>(file: &FileModel, call: Call) -> RustFileCall {
         trace: None,
         lookups: 0,
         leaked: 0,
+        negative_reads: 0,
     };
     match call {
         Call::ParseElf(_) | Call::Entry(_) => {

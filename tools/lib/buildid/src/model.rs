@@ -113,6 +113,7 @@ pub struct OpenFile<'a> {
     lookups: Cell<u64>,
     references: Cell<i64>,
     reads: Cell<u64>,
+    negative_reads: Cell<u64>,
 }
 
 impl<'a> OpenFile<'a> {
@@ -124,6 +125,7 @@ impl<'a> OpenFile<'a> {
             lookups: Cell::new(0),
             references: Cell::new(0),
             reads: Cell::new(0),
+            negative_reads: Cell::new(0),
         }
     }
 
@@ -140,6 +142,12 @@ impl<'a> OpenFile<'a> {
     /// `__kernel_read()` calls so far.
     pub fn reads(&self) -> u64 {
         self.reads.get()
+    }
+
+    /// `__kernel_read()` calls at a negative position so far: tmpfs reads nothing there, but
+    /// the buffered read of a block file system never returns, so a reader must not make one.
+    pub fn negative_reads(&self) -> u64 {
+        self.negative_reads.get()
     }
 }
 
@@ -216,6 +224,9 @@ impl<'a> PageCache for &'a OpenFile<'a> {
 
     fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
         self.reads.set(self.reads.get() + 1);
+        if pos < 0 {
+            self.negative_reads.set(self.negative_reads.get() + 1);
+        }
         // A negative offset converts to one far beyond end of file, where tmpfs reads
         // nothing.
         let data = usize::try_from(pos)

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -926,6 +927,227 @@ TEST_F(dev, umount_after_deferred_fill)
 		err = loop_fs_umount(&fs);
 		EXPECT_EQ(0, err) TH_LOG("round %u: unmounting: %s", round, strerror(-err));
 	}
+	if (!cache_was)
+		buildid_cache_set(0);
+}
+
+/*
+ * A private mapping of /dev/zero keeps the device as its file: no parser
+ * may read it or look up its page cache; every one says "no build ID".
+ * 6.12's C parser read it in sleepable mode and answered -EFAULT in
+ * nofault mode.
+ */
+TEST_F(dev, non_regular_files)
+{
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	struct procmap_query q;
+	unsigned char id[BUILD_ID_MAX];
+	struct mapping m;
+	unsigned int p;
+	int maps;
+	void *map;
+
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* The VMA has the device as its file, or the case tests nothing. */
+	ASSERT_EQ(0, maps_find(getpid(), (uintptr_t)map, &m));
+	ASSERT_STREQ("/dev/zero", m.path);
+	for (p = 0; p < ARRAY_SIZE(parsers); p++) {
+		struct answer a = ask(self->dev, map, parsers[p].flags);
+
+		EXPECT_EQ(-EINVAL, a.ret) TH_LOG("%s", parsers[p].name);
+	}
+	EXPECT_EQ(-EINVAL, ask(self->dev, map, 0).ret) TH_LOG("Rust, with the cache");
+	maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, maps);
+	ASSERT_EQ(0, procmap_query(maps, (uintptr_t)map, &q, id, sizeof(id)));
+	EXPECT_EQ(0, q.build_id_size);
+	close(maps);
+	munmap(map, 4096);
+	close(fd);
+}
+
+/*
+ * ELF offsets of 2^63 and more are negative file positions.  __kernel_read()
+ * does not check the position, and at a negative one the buffered read of
+ * ext4 and XFS retries for ever (filemap_get_pages() computes an empty
+ * range; on XFS the first such read also leaves a folio that is not
+ * uptodate).  Every entry that reads a file must refuse them, promptly: a
+ * sleepable parse (Rust and C), mmap(PROT_EXEC) (the build ID cache's fill
+ * in the mmap hook), PROCMAP_QUERY, and a nofault miss with the fill it
+ * queues.  Each entry runs twice in a child that SIGALRM kills: a loop in
+ * the kernel, which a fatal signal ends, is a failed case, not a hung run.
+ */
+enum negative_entry {
+	NEG_SLEEPABLE_RUST,
+	NEG_SLEEPABLE_C,
+	NEG_MMAP_EXEC,
+	NEG_PROCMAP_QUERY,
+	NEG_NOFAULT_FILL,
+	NEG_ENTRIES,
+};
+
+static const char *const negative_entry_names[NEG_ENTRIES] = {
+	"Rust sleepable parse", "C sleepable parse", "mmap(PROT_EXEC)",
+	"PROCMAP_QUERY", "nofault miss and its fill",
+};
+
+/* The entry once: 0, or a code for the child's exit status. */
+static int negative_entry_once(int dev, const char *path, enum negative_entry entry)
+{
+	unsigned char build_id[BUILD_ID_MAX];
+	struct procmap_query q;
+	int fd, maps, err;
+	struct answer a;
+	void *map;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 10;
+	map = mmap(NULL, 4096, entry == NEG_MMAP_EXEC ? PROT_READ | PROT_EXEC : PROT_READ,
+		   MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return 11;
+	switch (entry) {
+	case NEG_SLEEPABLE_RUST:
+	case NEG_SLEEPABLE_C:
+		a = ask(dev, map, BUILDID_SLEEPABLE | (entry == NEG_SLEEPABLE_C ?
+			BUILDID_VMA_C_REFERENCE : BUILDID_VMA_UNCACHED));
+		/* No build ID: a short read, as tmpfs gives at these offsets. */
+		if (a.ret != -EIO && a.ret != -EINVAL)
+			return 12;
+		break;
+	case NEG_MMAP_EXEC:
+		break;
+	case NEG_PROCMAP_QUERY:
+		maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		if (maps < 0)
+			return 13;
+		err = procmap_query(maps, (uintptr_t)map, &q, build_id, sizeof(build_id));
+		close(maps);
+		if (err || q.build_id_size)
+			return 14;
+		break;
+	case NEG_NOFAULT_FILL:
+		if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+			return 15;
+		a = ask(dev, map, 0);
+		if (!a.ret)
+			return 16;
+		if (buildid_cache_drain())
+			return 17;
+		break;
+	default:
+		return 18;
+	}
+	munmap(map, 4096);
+	close(fd);
+	return 0;
+}
+
+/* The entry twice, in a child given @seconds: 0, or what went wrong. */
+static int negative_entry_run(int dev, const char *path, enum negative_entry entry,
+			      unsigned int seconds)
+{
+	int status, err;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		alarm(seconds);
+		err = negative_entry_once(dev, path, entry);
+		_exit(err ?: negative_entry_once(dev, path, entry));
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static void negative_positions_on(struct __test_metadata *_metadata, int dev,
+				  const char *dir)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = 4096 };
+	static const char *const variants[] = { "e_phoff", "p_offset" };
+	unsigned int v, entry;
+
+	build_id_pattern(&c.id, 20, 0x3c);
+	for (v = 0; v < ARRAY_SIZE(variants); v++) {
+		for (entry = 0; entry < NEG_ENTRIES; entry++) {
+			char path[PATH_MAX + 64];
+			unsigned char *img;
+			Elf64_Phdr note;
+			size_t len;
+			int err;
+
+			img = elf_craft_image(&c, &len);
+			ASSERT_NE(NULL, img);
+			if (v == 0) {
+				/* The program headers at 2^63. */
+				uint64_t phoff = 1ULL << 63;
+
+				memcpy(img + offsetof(Elf64_Ehdr, e_phoff), &phoff, sizeof(phoff));
+			} else {
+				/*
+				 * A PT_NOTE at -256 with 512 bytes: its end, 256, fits
+				 * in the 32 bits C computes it in, so the note walk
+				 * starts at a negative position.
+				 */
+				memcpy(&note, img + c.phoff + sizeof(note), sizeof(note));
+				note.p_offset = -256ULL;
+				note.p_filesz = 512;
+				memcpy(img + c.phoff + sizeof(note), &note, sizeof(note));
+			}
+			snprintf(path, sizeof(path), "%s/negative-%s-%u.so", dir, variants[v],
+				 entry);
+			err = write_file(path, img, len);
+			free(img);
+			ASSERT_EQ(0, err);
+			/* Written back, so that reads go to the file system. */
+			ASSERT_TRUE(evict_file(path, 0));
+			err = negative_entry_run(dev, path, entry, 20);
+			EXPECT_EQ(0, err) TH_LOG("%s at a negative position, %s: %s %d",
+						 variants[v], negative_entry_names[entry],
+						 err > 128 ? "killed by signal" : "status",
+						 err > 128 ? err - 128 : err);
+		}
+	}
+}
+
+TEST_F_TIMEOUT(dev, negative_positions_ext4, 300)
+{
+	char base[PATH_MAX + 32];
+	int cache_was = buildid_cache_set(1);
+	struct loop_fs ext4;
+
+	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
+	snprintf(base, sizeof(base), "%s/ext4", self->dir);
+	ASSERT_EQ(0, mkdir(base, 0700));
+	ASSERT_EQ(0, loop_fs_mount(&ext4, base, "ext4", 16));
+	negative_positions_on(_metadata, self->dev, ext4.mnt);
+	EXPECT_EQ(0, buildid_cache_drain());
+	EXPECT_EQ(0, loop_fs_umount(&ext4));
+	if (!cache_was)
+		buildid_cache_set(0);
+}
+
+TEST_F_TIMEOUT(dev, negative_positions_xfs, 300)
+{
+	char base[PATH_MAX + 32];
+	int cache_was = buildid_cache_set(1);
+	struct loop_fs xfs;
+
+	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
+	snprintf(base, sizeof(base), "%s/xfs", self->dir);
+	ASSERT_EQ(0, mkdir(base, 0700));
+	ASSERT_EQ(0, loop_fs_mount(&xfs, base, "xfs", 320))
+		TH_LOG("XFS on a loop device: CONFIG_XFS_FS and mkfs.xfs (xfsprogs)");
+	negative_positions_on(_metadata, self->dev, xfs.mnt);
+	EXPECT_EQ(0, buildid_cache_drain());
+	EXPECT_EQ(0, loop_fs_umount(&xfs));
 	if (!cache_was)
 		buildid_cache_set(0);
 }
