@@ -25,6 +25,10 @@ CHECKPATCH_EXCEPTIONS = {
     # The exported functions are defined in lib/buildid.c, which this file
     # #includes under other names, so no export can follow its definition.
     "lib/buildid_ref.c": ["EXPORT_SYMBOL"],
+    # A BPF program has no <linux/compiler_attributes.h>: the file defines
+    # __used itself, as selftests/bpf's bpf_misc.h does.
+    "tools/testing/selftests/buildid/bpf_vma_build_id_fail.bpf.c":
+        ["PREFER_DEFINED_ATTRIBUTE_MACRO"],
 }
 
 # The first line of a .cmd file kbuild writes next to each object:

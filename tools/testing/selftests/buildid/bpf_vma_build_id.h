@@ -25,8 +25,6 @@ struct vma_test_data {
 	/* bpf_vma_build_id() with a buffer of 8 bytes, and of 32, on vmas[0] */
 	int ret_small, ret_large;
 	unsigned char large[32];
-	/* vma_at: bpf_vma_build_id() on the VMA after bpf_iter_task_vma_destroy() */
-	int ret_after_destroy;
 	/* buildid_bench: bench_calls calls on the VMA at addr (none: the loop alone) */
 	unsigned int bench_calls;
 	unsigned int bench_kfunc;
