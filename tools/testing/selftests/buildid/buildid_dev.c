@@ -1118,39 +1118,36 @@ static void negative_positions_on(struct __test_metadata *_metadata, int dev,
 	}
 }
 
-TEST_F_TIMEOUT(dev, negative_positions_ext4, 300)
+/* The cases on a loop-mounted @fstype of @mib MiB, with the build ID cache on. */
+static void negative_positions_fs(struct __test_metadata *_metadata,
+				  struct _test_data_dev *self, const char *fstype,
+				  unsigned int mib)
 {
 	char base[PATH_MAX + 32];
 	int cache_was = buildid_cache_set(1);
-	struct loop_fs ext4;
+	struct loop_fs fs;
 
 	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
-	snprintf(base, sizeof(base), "%s/ext4", self->dir);
+	snprintf(base, sizeof(base), "%s/%s", self->dir, fstype);
 	ASSERT_EQ(0, mkdir(base, 0700));
-	ASSERT_EQ(0, loop_fs_mount(&ext4, base, "ext4", 16));
-	negative_positions_on(_metadata, self->dev, ext4.mnt);
+	ASSERT_EQ(0, loop_fs_mount(&fs, base, fstype, mib))
+		TH_LOG("%s on a loop device: its config option and mkfs.%s", fstype, fstype);
+	negative_positions_on(_metadata, self->dev, fs.mnt);
 	EXPECT_EQ(0, buildid_cache_drain());
-	EXPECT_EQ(0, loop_fs_umount(&ext4));
+	EXPECT_EQ(0, loop_fs_umount(&fs));
 	if (!cache_was)
 		buildid_cache_set(0);
 }
 
+TEST_F_TIMEOUT(dev, negative_positions_ext4, 300)
+{
+	negative_positions_fs(_metadata, self, "ext4", 16);
+}
+
+/* mkfs.xfs makes nothing smaller than 300 MiB. */
 TEST_F_TIMEOUT(dev, negative_positions_xfs, 300)
 {
-	char base[PATH_MAX + 32];
-	int cache_was = buildid_cache_set(1);
-	struct loop_fs xfs;
-
-	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
-	snprintf(base, sizeof(base), "%s/xfs", self->dir);
-	ASSERT_EQ(0, mkdir(base, 0700));
-	ASSERT_EQ(0, loop_fs_mount(&xfs, base, "xfs", 320))
-		TH_LOG("XFS on a loop device: CONFIG_XFS_FS and mkfs.xfs (xfsprogs)");
-	negative_positions_on(_metadata, self->dev, xfs.mnt);
-	EXPECT_EQ(0, buildid_cache_drain());
-	EXPECT_EQ(0, loop_fs_umount(&xfs));
-	if (!cache_was)
-		buildid_cache_set(0);
+	negative_positions_fs(_metadata, self, "xfs", 320);
 }
 
 /*
