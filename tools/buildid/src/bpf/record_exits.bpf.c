@@ -103,12 +103,19 @@ struct bpf_iter_task_vma {
 	__u64 opaque;
 };
 
+struct bpf_iter_num {
+	__u64 opaque;
+};
+
 extern int bpf_vma_build_id(struct vm_area_struct *vma, void *build_id,
 			    __u32 build_id__szk) __ksym;
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
 				 __u64 addr) __ksym;
 extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -174,15 +181,17 @@ __u64 walk_failures;
  * followed by '/' ("libc.so.6/lib/usr/"), which user space turns around;
  * r->path_cut when the names nearer the root did not fit.
  *
- * Everything the walk carries from one step to the next lives in the
- * record (r->walk_dentry, r->walk_mnt, r->path_len), where the verifier
- * does not track values: the states of each step then match whichever way
- * the step before went, and the walk verifies in linear time.
+ * The steps are those of a numbers iterator, not of a loop the verifier
+ * unrolls, and everything a step carries to the next lives in the record
+ * (r->walk_dentry, r->walk_mnt, r->path_len), where the verifier does not
+ * track values: the state at the start of the second step matches the
+ * first's, so the body is verified about twice, not PATH_STEPS times for
+ * each way the step before went.
  */
 static __always_inline void record_path(struct mapping_record *r, struct file *f)
 {
+	struct bpf_iter_num steps;
 	struct path path;
-	int i;
 
 	if (BPF_CORE_READ(f, f_mode) & FMODE_BACKING)
 		path = BPF_CORE_READ((struct backing_file *)f, user_path);
@@ -191,8 +200,10 @@ static __always_inline void record_path(struct mapping_record *r, struct file *f
 	r->walk_dentry = (__u64)path.dentry;
 	r->walk_mnt = (__u64)path.mnt - bpf_core_field_offset(struct mount, mnt);
 	r->path_len = 0;
-	r->path_cut = 0;
-	for (i = 0; i < PATH_STEPS; i++) {
+	/* Until the walk reaches the root: deeper than PATH_STEPS, or a name did not fit. */
+	r->path_cut = 1;
+	bpf_iter_num_new(&steps, 0, PATH_STEPS);
+	while (bpf_iter_num_next(&steps)) {
 		struct dentry *dentry = (void *)r->walk_dentry;
 		struct mount *mnt = (void *)r->walk_mnt;
 		struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
@@ -202,8 +213,10 @@ static __always_inline void record_path(struct mapping_record *r, struct file *f
 		if (dentry == BPF_CORE_READ(mnt, mnt.mnt_root) || dentry == parent) {
 			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
 
-			if (up == mnt)
-				return;
+			if (up == mnt) {
+				r->path_cut = 0;
+				break;
+			}
 			r->walk_dentry = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
 			r->walk_mnt = (__u64)up;
 			continue;
@@ -211,17 +224,15 @@ static __always_inline void record_path(struct mapping_record *r, struct file *f
 		name = BPF_CORE_READ(dentry, d_name.name);
 		len = BPF_CORE_READ(dentry, d_name.len);
 		off = r->path_len;
-		if (len > NAME_MAX_READ || off + len + 1 > RECORD_PATH_MAX) {
-			r->path_cut = 1;	/* the names nearer the root are missing */
-			return;
-		}
+		if (len > NAME_MAX_READ || off + len + 1 > RECORD_PATH_MAX)
+			break;
 		bpf_probe_read_kernel(&r->path[off & (RECORD_PATH_MAX - 1)], len & NAME_MAX_READ,
 				      name);
 		r->path[(off + len) & (RECORD_PATH_MAX - 1)] = '/';
 		r->path_len = off + len + 1;
 		r->walk_dentry = (__u64)parent;
 	}
-	r->path_cut = 1;	/* deeper than PATH_STEPS */
+	bpf_iter_num_destroy(&steps);
 }
 
 /*
