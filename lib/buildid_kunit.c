@@ -416,6 +416,38 @@ static void buildid_tmpfs_negative_offsets(struct kunit *test)
 	expect_all_modes(test, f, -EFAULT, -EIO, 20);
 }
 
+/*
+ * A parse reads at most MAX_NOTE_CNT (256) note headers: a build ID behind
+ * 255 empty notes (twelve zero bytes each) is found, one behind 256 is not,
+ * in every mode and in a buffer.
+ */
+static void buildid_tmpfs_note_budget(struct kunit *test)
+{
+	static const unsigned int empty[] = { 255, 256 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(empty); i++) {
+		u32 notes_sz = 12 * empty[i] + sizeof(Elf32_Nhdr) + 4 + 20;
+		struct image_layout l = { .phoff = 64, .note_off = 256 + 12 * empty[i],
+					  .id_len = 20, .size = 2 * PAGE_SIZE };
+		u8 *img = make_image(test, &l);
+		Elf64_Phdr *ph = (Elf64_Phdr *)(img + l.phoff);
+		int want = i ? -EINVAL : 0;
+		unsigned char rid[BUILD_ID_SIZE_MAX], cid[BUILD_ID_SIZE_MAX];
+		struct file *f;
+
+		ph[1].p_offset = 256;
+		ph[1].p_filesz = notes_sz;
+		f = buildid_kunit_tmpfs_file(test, img, l.size);
+		expect_all_modes(test, f, want, want, 20);
+
+		KUNIT_EXPECT_EQ(test, build_id_parse_buf(img + 256, rid, notes_sz), want);
+		KUNIT_EXPECT_EQ(test, build_id_ref_parse_buf(img + 256, cid, notes_sz), want);
+		if (!want)
+			KUNIT_EXPECT_MEMEQ(test, rid, cid, BUILD_ID_SIZE_MAX);
+	}
+}
+
 /* --- files on a block file system: uncached data ----------------------- */
 
 static void buildid_blockfs_cached_and_evicted(struct kunit *test)
@@ -553,6 +585,7 @@ static struct kunit_case buildid_file_cases[] = {
 	KUNIT_CASE(buildid_tmpfs_not_elf),
 	KUNIT_CASE(buildid_tmpfs_truncated),
 	KUNIT_CASE(buildid_tmpfs_negative_offsets),
+	KUNIT_CASE(buildid_tmpfs_note_budget),
 	KUNIT_CASE(buildid_blockfs_cached_and_evicted),
 	KUNIT_CASE(buildid_blockfs_not_uptodate),
 	KUNIT_CASE(buildid_large_folio),

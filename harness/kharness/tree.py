@@ -160,9 +160,13 @@ class Source:
                 "package_version": self.pkgver}
 
     def c_reference(self):
-        """The pristine lib/buildid.c, which the host tests compile as the reference."""
-        self.ensure_pristine()
-        return os.path.join(self.pristine, "lib", "buildid.c")
+        """The tree's lib/buildid.c, which the host tests compile as the reference.
+
+        It is 6.12's file with the series' fixes to it: the behaviour the Rust
+        port must match.
+        """
+        self.overlay()
+        return os.path.join(self.tree, "lib", "buildid.c")
 
     # -- pristine -----------------------------------------------------------
     def ensure_pristine(self):

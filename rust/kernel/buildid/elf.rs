@@ -94,6 +94,10 @@ impl Errno {
 pub const BUILD_ID_SIZE_MAX: usize = 20;
 /// `MAX_PHDR_CNT`: upper bound on the number of program headers examined.
 pub const MAX_PHDR_CNT: u32 = 256;
+/// `MAX_NOTE_CNT`: upper bound on the note headers read in one parse, over all `PT_NOTE`
+/// segments. Real files have a handful; without a bound, `PT_NOTE` segments that each span
+/// megabytes of empty notes keep one parse reading for seconds.
+pub const MAX_NOTE_CNT: u32 = 256;
 /// `MAX_FREADER_BUF_SZ`: the size of the C bounce buffer; no single read issued by the
 /// parser is longer than this (checked at compile time below).
 pub const MAX_FREADER_BUF_SZ: usize = 64;
@@ -224,10 +228,12 @@ impl ByteOrder for NativeEndian {
 }
 
 /// C's `struct freader` as the parser sees it: the reader and the buffer a fetch may be
-/// copied into.
+/// copied into, plus the parse's note budget (C's `notes_left`).
 struct Fetcher<'r, R: ?Sized> {
     reader: &'r mut R,
     buf: [u8; MAX_FREADER_BUF_SZ],
+    /// Note headers this parse may still read.
+    notes_left: u32,
 }
 
 impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
@@ -235,6 +241,19 @@ impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
         Self {
             reader,
             buf: [0; MAX_FREADER_BUF_SZ],
+            notes_left: MAX_NOTE_CNT,
+        }
+    }
+
+    /// Takes one note header from the budget; `false` once [`MAX_NOTE_CNT`] were read.
+    #[inline(always)]
+    fn take_note(&mut self) -> bool {
+        match self.notes_left.checked_sub(1) {
+            Some(left) => {
+                self.notes_left = left;
+                true
+            }
+            None => false,
         }
     }
 
@@ -460,7 +479,8 @@ fn check_fetch(file_off: i64, len: usize) -> Result<(), Errno> {
 /// `__build_id_parse()`: parses the build ID of an ELF file.
 ///
 /// Returns the build ID, or the error C would return: [`Errno::EINVAL`] for a file that
-/// is not a supported ELF file or has no build ID note, or the reader's error for a
+/// is not a supported ELF file or has no build ID note among the first [`MAX_NOTE_CNT`]
+/// note headers of its `PT_NOTE` segments, or the reader's error for a
 /// failed read of the ELF header or of a program header (quirk 1). Releasing reader
 /// resources (C's `freader_cleanup()`) is left to the reader's `Drop`.
 pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, Errno> {
@@ -499,7 +519,8 @@ pub fn parse_elf_as<O: ByteOrder, R: ReadAt + ?Sized>(reader: &mut R) -> Result<
 /// `note_off` has the C type `loff_t` and `note_size` the C type `Elf32_Word`; the
 /// callers convert `p_offset` and `p_filesz` exactly like C (quirk 7). Returns the build
 /// ID, [`Errno::EINVAL`] if none was found (or if `note_off + note_size` does not fit in
-/// a `u32`, quirk 8), or the reader's error for a failed note read.
+/// a `u32`, quirk 8, or if [`MAX_NOTE_CNT`] note headers were read without finding it),
+/// or the reader's error for a failed note read.
 ///
 /// Notes are padded to 4 bytes whatever the segment's `p_align` says, as in C (quirk 12).
 pub fn parse_notes<R: ReadAt + ?Sized>(
@@ -538,6 +559,9 @@ fn find_build_id_note<O: ByteOrder, R: ReadAt + ?Sized>(
 
     let mut note_off = note_off;
     while note_remaining_exceeds_hdr(note_end, note_off) {
+        if !r.take_note() {
+            break;
+        }
         // Always the header and a 4-byte name (quirk 9).
         let nhdr = r.fetch::<O>(note_off, NOTE_HDR_READ_SZ)?;
 

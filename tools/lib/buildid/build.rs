@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Compiles the kernel tree's C `lib/buildid.c` (unmodified) against the fake
-//! kernel headers in `shim/`, so the tests can run the C original and the Rust port
-//! side by side.
+//! Compiles the kernel tree's C `lib/buildid.c` against the fake kernel headers in
+//! `shim/`, so the tests can run the C reference and the Rust port side by side.
 //!
 //! The C file is found via `BUILDID_C_SOURCE`, else as
-//! `$HOME/.cache/rust-buildid/src/*/linux/lib/buildid.c` (where `make tree` unpacks
-//! the kernel source). No code from it is kept in this repository: it is copied to
-//! `$OUT_DIR` at build time only.
+//! `$HOME/.cache/rust-buildid/tree/*/linux/lib/buildid.c`: the tree `make tree` writes,
+//! the 6.12 file with the series' fixes to it, which the Rust port must match. The
+//! unfixed file (`src/*/linux/lib/buildid.c`) also builds, for showing what the fixes
+//! change. No code from it is kept in this repository: it is copied to `$OUT_DIR` at
+//! build time only.
 
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const HINT: &str = "run `make tree` (it unpacks the kernel source into \
-                    ~/.cache/rust-buildid/src/<version>/linux) or set \
+const HINT: &str = "run `make tree` (it writes the patched kernel tree to \
+                    ~/.cache/rust-buildid/tree/<version>/linux) or set \
                     BUILDID_C_SOURCE=/path/to/linux/lib/buildid.c";
 
 fn fail(msg: &str) -> ! {
@@ -34,7 +35,7 @@ fn find_source() -> (PathBuf, Vec<PathBuf>) {
     let Some(home) = env::var_os("HOME") else {
         fail("BUILDID_C_SOURCE is not set and HOME is not set either");
     };
-    let root = Path::new(&home).join(".cache/rust-buildid/src");
+    let root = Path::new(&home).join(".cache/rust-buildid/tree");
     let mut found: Vec<PathBuf> = fs::read_dir(&root)
         .map(|rd| {
             rd.flatten()
@@ -106,7 +107,7 @@ fn main() {
         if !text.contains(needle) {
             fail(&format!(
                 "{} does not look like the Linux 6.12 C lib/buildid.c (missing `{needle}`); \
-                 point BUILDID_C_SOURCE at a pristine copy",
+                 point BUILDID_C_SOURCE at the tree's copy",
                 source.display()
             ));
         }

@@ -22,6 +22,19 @@
 
 #include "buildid_ref.c"
 
+/*
+ * lib/buildid.c bounds the note headers one parse reads (MAX_NOTE_CNT) since
+ * "lib/buildid: bound the note walk"; the C before it takes no budget.
+ */
+#ifdef MAX_NOTE_CNT
+#define SHIM_PARSE_NOTES(r, id, size, off, sz, budget) \
+	parse_build_id(r, id, size, off, sz, &(budget))
+#else
+#define MAX_NOTE_CNT 0
+#define SHIM_PARSE_NOTES(r, id, size, off, sz, budget) \
+	((void)(budget), parse_build_id(r, id, size, off, sz))
+#endif
+
 #include <linux/pagemap.h>
 #include <linux/secretmem.h>
 
@@ -165,7 +178,8 @@ int shim_build_id_parse(struct shim_model *m, int may_fault,
 			unsigned char *build_id, __u32 *size)
 {
 	struct address_space mapping = { .model = m };
-	struct file file = { .f_mapping = &mapping };
+	struct inode inode = { .i_mode = S_IFREG };
+	struct file file = { .f_mapping = &mapping, .f_inode = &inode };
 	int ret = shim_begin(m);
 
 	if (!ret)
@@ -180,7 +194,8 @@ int shim_build_id_parse_entry(struct shim_model *m, int entry,
 			      unsigned char *build_id, __u32 *size)
 {
 	struct address_space mapping = { .model = m };
-	struct file file = { .f_mapping = &mapping };
+	struct inode inode = { .i_mode = S_IFREG };
+	struct file file = { .f_mapping = &mapping, .f_inode = &inode };
 	struct vm_area_struct vma = { .vm_file = &file };
 	int ret = shim_begin(m);
 
@@ -212,14 +227,16 @@ int shim_parse_notes_file(struct shim_model *m, int may_fault, loff_t note_off,
 			  __u32 note_size, unsigned char *build_id, __u32 *size)
 {
 	struct address_space mapping = { .model = m };
-	struct file file = { .f_mapping = &mapping };
+	struct inode inode = { .i_mode = S_IFREG };
+	struct file file = { .f_mapping = &mapping, .f_inode = &inode };
 	char buf[MAX_FREADER_BUF_SZ];
+	u32 notes_left = MAX_NOTE_CNT;
 	struct freader r;
 	int ret = shim_begin(m);
 
 	if (!ret) {
 		freader_init_from_file(&r, buf, sizeof(buf), &file, may_fault);
-		ret = parse_build_id(&r, build_id, size, note_off, note_size);
+		ret = SHIM_PARSE_NOTES(&r, build_id, size, note_off, note_size, notes_left);
 		freader_cleanup(&r);
 	}
 	shim_end(m);
@@ -231,12 +248,13 @@ int shim_parse_notes_mem(const char *data, __u64 data_sz, loff_t note_off,
 			 __u32 note_size, unsigned char *build_id, __u32 *size,
 			 unsigned long *warns)
 {
+	u32 notes_left = MAX_NOTE_CNT;
 	struct freader r;
 	int ret;
 
 	shim_warn_count = 0;
 	freader_init_from_mem(&r, data, data_sz);
-	ret = parse_build_id(&r, build_id, size, note_off, note_size);
+	ret = SHIM_PARSE_NOTES(&r, build_id, size, note_off, note_size, notes_left);
 	freader_cleanup(&r);
 	*warns = shim_warn_count;
 	return ret;

@@ -81,7 +81,8 @@ impl Observed {
 }
 
 /// Records the fetches the parser hands to a reader: with a sleepable reader, C calls
-/// `__kernel_read()` once for each of them, unless the file is a `memfd_secret()` one.
+/// `__kernel_read()` once for each of them, unless the file is a `memfd_secret()` one or
+/// the position is negative (refused before reading).
 struct Traced<R> {
     reader: R,
     secretmem: bool,
@@ -90,14 +91,14 @@ struct Traced<R> {
 
 impl<R: ReadAt> ReadAt for Traced<R> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
-        if !self.secretmem {
+        if !self.secretmem && offset >= 0 {
             self.trace.push((offset, buf.len() as u64));
         }
         self.reader.read_at(offset, buf)
     }
 
     fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
-        if !self.secretmem {
+        if !self.secretmem && offset >= 0 {
             self.trace.push((offset, buf.len() as u64));
         }
         self.reader.fetch_at(offset, buf)

@@ -23,7 +23,8 @@
 //! ```
 //!
 //! The C source is taken from `BUILDID_C_SOURCE`, else from
-//! `$HOME/.cache/rust-buildid/src/*/linux/lib/buildid.c` (`make tree`).
+//! `$HOME/.cache/rust-buildid/tree/*/linux/lib/buildid.c` (`make tree`): 6.12's file with
+//! the series' fixes to it.
 
 pub mod check;
 pub mod corpus;

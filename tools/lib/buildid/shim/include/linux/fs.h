@@ -15,9 +15,24 @@ struct address_space {
 	struct shim_model *model;
 };
 
+/* Every file of the model is a regular file. */
+#define S_IFMT		00170000
+#define S_IFREG		0100000
+#define S_ISREG(m)	(((m) & S_IFMT) == S_IFREG)
+
+struct inode {
+	unsigned short i_mode;
+};
+
 struct file {
 	struct address_space *f_mapping;
+	struct inode *f_inode;
 };
+
+static inline struct inode *file_inode(const struct file *f)
+{
+	return f->f_inode;
+}
 
 struct vm_area_struct {
 	struct file *vm_file;
