@@ -204,7 +204,8 @@ def stage_kselftest(kernel, parts=KSELFTEST_PARTS, provoke=None):
     tool = build_tool()
     commands = kselftest_part_commands(kernel, install, bpf_out, tool)
     command = with_provoke(kselftest_command(commands, parts), provoke)
-    boot_result = boot(command, kernel=kernel, cwd="/", timeout=1800,
+    # About 30 min under TCG on the machines CI runs on; at most 45.
+    boot_result = boot(command, kernel=kernel, cwd="/", timeout=2700,
                        rwdirs=[os.path.join(kernel.build, "kselftest")])
     return kselftest_verdict(boot_result, parts, kselftest_list(install))
 
