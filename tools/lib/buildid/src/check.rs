@@ -89,18 +89,23 @@ struct Traced<R> {
     trace: Trace,
 }
 
+impl<R> Traced<R> {
+    /// Traces a fetch as the `__kernel_read()` C would issue for it, if any.
+    fn record(&mut self, offset: i64, len: usize) {
+        if !self.secretmem && offset >= 0 {
+            self.trace.push((offset, len as u64));
+        }
+    }
+}
+
 impl<R: ReadAt> ReadAt for Traced<R> {
     fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
-        if !self.secretmem && offset >= 0 {
-            self.trace.push((offset, buf.len() as u64));
-        }
+        self.record(offset, buf.len());
         self.reader.read_at(offset, buf)
     }
 
     fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
-        if !self.secretmem && offset >= 0 {
-            self.trace.push((offset, buf.len() as u64));
-        }
+        self.record(offset, buf.len());
         self.reader.fetch_at(offset, buf)
     }
 
