@@ -30,16 +30,20 @@
  *                         lock, which the lookup's context may already hold;
  *   dispatcher (process)  empties every CPU's ring onto the fill workers'
  *                         lists: one worker per superblock at a time, at
- *                         most FILL_WORKERS in all; it never reads a file;
+ *                         most FILL_WORKERS at work; it never reads a file;
  *   fill (process)        a worker fills the cache from its list with
  *                         buffered reads, and drops each file reference
  *                         synchronously (__fput_sync()), so that no delayed
  *                         fput keeps a file system busy after a drain.
  *
- * A fill that blocks (a hung network or FUSE server) thus holds one worker
- * and the files of its own superblock only (at most FILL_BACKLOG of them
- * wait): fills of other file systems go on, the switch never waits for
- * fills, and a drain can be killed.
+ * A fill that blocks (a hung server or device) holds one worker.  Once it
+ * has been on one file for BUILDID_FILL_STUCK_JIFFIES, it no longer counts
+ * against FILL_WORKERS, so fills of other file systems go on, and later
+ * files of its superblock are dropped rather than queued behind it.  With
+ * FILL_SLOTS workers stuck, every deferred fill is dropped until one ends.
+ * The switch never waits for fills, and a drain can be killed.  Unmount
+ * waits a bounded time, after the file system's umount_begin() (see
+ * buildid_cache_umount()).
  *
  * task_work is not used: it cannot be queued for exiting tasks, whose
  * stacks profilers sample too.  Neither ihold() (it does not pin the
@@ -48,6 +52,7 @@
 
 #include <linux/buildid_cache.h>
 #include <linux/debugfs.h>
+#include <linux/gfs2_ondisk.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
@@ -55,6 +60,7 @@
 #include <linux/irq_work.h>
 #include <linux/iversion.h>
 #include <linux/jiffies.h>
+#include <linux/magic.h>
 #include <linux/memfd.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
@@ -103,6 +109,36 @@ void buildid_cache_inode_stamp(const struct inode *inode, struct buildid_inode_s
 	ctime = data_race(inode_get_ctime(inode));
 	stamp->ctime_sec = ctime.tv_sec;
 	stamp->ctime_nsec = ctime.tv_nsec;
+}
+
+/**
+ * buildid_cache_fs_coherent() - Whether the cache can follow @inode's content.
+ * @inode: an inode kept alive by the caller (a file, or RCU since it was seen referenced)
+ *
+ * A cached build ID is served while the inode's stamp (write access, size,
+ * change time and change attribute) shows no change since the parse.  That
+ * is no staler than the page cache that C's parser reads only where a
+ * change of the data that the page cache sees also changes the stamp: not
+ * on a cluster file system, where another node's write drops this node's
+ * page cache without this node's write access and before the inode is
+ * read again, nor on FUSE (fuse and fuseblk), whose server may change the
+ * data without changing the attributes it reports.  Their files get what
+ * the page cache has, as from C.  See "Coherence" in
+ * Documentation/core-api/buildid.rst.  No flag of the file system type
+ * says this, hence the magic numbers.  Any context, NMI included.
+ *
+ * Return: true if files of @inode's file system may be cached.
+ */
+bool buildid_cache_fs_coherent(const struct inode *inode)
+{
+	switch (inode->i_sb->s_magic) {
+	case FUSE_SUPER_MAGIC:
+	case GFS2_MAGIC:
+	case OCFS2_SUPER_MAGIC:
+		return false;
+	default:
+		return true;
+	}
 }
 
 /**
@@ -198,14 +234,28 @@ static struct workqueue_struct *buildid_cache_wq;
 static void buildid_defer_work_fn(struct work_struct *work);
 static DECLARE_WORK(buildid_defer_work, buildid_defer_work_fn);
 
-/* At most this many deferred fills read files at once, each of its own superblock. */
+/*
+ * At most this many fill workers read files at once, each of its own
+ * superblock, not counting stuck ones: a worker that has been on one file
+ * (its read or its release) for BUILDID_FILL_STUCK_JIFFIES waits for a hung
+ * server or device.  Stuck or not, at most FILL_SLOTS workers exist.
+ */
 #define FILL_WORKERS		4
-/* At most this many files wait for a worker. */
-#define FILL_BACKLOG		64
+#define FILL_SLOTS		16
+/* At most this many files wait for one worker. */
+#define FILL_QUEUE		16
 
 struct buildid_fill_item {
 	struct list_head node;
 	struct file *file;
+	/*
+	 * The mount umount(2) would find busy because of @file: the user's
+	 * mount, not the private one of an overlayfs backing file.  Taken while
+	 * @file is referenced, compared after it may be gone.
+	 */
+	struct vfsmount *mnt;
+	/* For a file dropped unfilled: released by buildid_release_work_fn(). */
+	struct work_struct release;
 };
 
 struct buildid_fill_worker {
@@ -214,15 +264,23 @@ struct buildid_fill_worker {
 	struct super_block *sb;
 	/* The mount of the file it is reading, NULL between files; under the lock. */
 	struct vfsmount *filling;
+	/* When it took that file, in jiffies; under the lock. */
+	unsigned long since;
 	struct list_head files;
 	unsigned int nr;
 };
 
 static DEFINE_SPINLOCK(buildid_fill_lock);
-static struct buildid_fill_worker buildid_fill_workers[FILL_WORKERS];
+static struct buildid_fill_worker buildid_fill_workers[FILL_SLOTS];
+/* Releases run here, at most FILL_WORKERS at once, whatever they wait for. */
+static struct workqueue_struct *buildid_release_wq;
+/* Files dropped unfilled whose release has not ended; under the lock. */
+static LIST_HEAD(buildid_releasing);
+/* Woken when a worker lets go of a file, for buildid_cache_umount(). */
+static DECLARE_WAIT_QUEUE_HEAD(buildid_let_go);
 static struct workqueue_struct *buildid_fill_wq;
 
-/* Files queued or being filled; drain waits for 0. */
+/* Files queued, being filled or being released; drain waits for 0. */
 static atomic_t buildid_defer_pending = ATOMIC_INIT(0);
 
 /* One queued file less; wakes buildid_cache_drain() at the last. */
@@ -248,6 +306,35 @@ static void buildid_defer_drop(struct file *file)
 {
 	fput(file);
 	buildid_defer_settle();
+}
+
+static void buildid_release_work_fn(struct work_struct *work)
+{
+	struct buildid_fill_item *item = container_of(work, struct buildid_fill_item, release);
+
+	__fput_sync(item->file);
+	spin_lock(&buildid_fill_lock);
+	list_del(&item->node);
+	spin_unlock(&buildid_fill_lock);
+	wake_up_all(&buildid_let_go);
+	buildid_defer_settle();
+	kfree(item);
+}
+
+/*
+ * Drops the reference of a file that will not be filled, in a work item of
+ * its own: neither the dispatcher, which serves every CPU's misses, nor
+ * umount(2) may wait on a release that a hung server never answers, and
+ * fput() would leave a delayed release that unmount does not wait for.
+ * Called under buildid_fill_lock, with @item on no list.
+ */
+static void buildid_defer_release(struct buildid_fill_item *item)
+{
+	lockdep_assert_held(&buildid_fill_lock);
+	buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
+	list_add_tail(&item->node, &buildid_releasing);
+	INIT_WORK(&item->release, buildid_release_work_fn);
+	queue_work(buildid_release_wq, &item->release);
 }
 
 static void buildid_defer_irq_fn(struct irq_work *work)
@@ -298,7 +385,8 @@ static struct file **buildid_defer_reserve(struct inode *inode)
 	struct buildid_defer_ring *ring;
 	unsigned int i;
 
-	if (!buildid_cache_wq || !static_branch_unlikely(&buildid_cache_hooks))
+	if (!buildid_cache_wq || !static_branch_unlikely(&buildid_cache_hooks) ||
+	    !buildid_cache_fs_coherent(inode))
 		return NULL;
 	if (buildid_defer_recently(inode)) {
 		buildid_cache_count(BUILDID_CACHE_DEFER_SKIPPED);
@@ -464,7 +552,8 @@ static void buildid_fill_work_fn(struct work_struct *work)
 		}
 		list_del(&item->node);
 		w->nr--;
-		w->filling = item->file->f_path.mnt;
+		w->filling = item->mnt;
+		w->since = jiffies;
 		spin_unlock(&buildid_fill_lock);
 
 		buildid_cache_fill_file(item->file, true);
@@ -474,55 +563,64 @@ static void buildid_fill_work_fn(struct work_struct *work)
 		spin_lock(&buildid_fill_lock);
 		w->filling = NULL;
 		spin_unlock(&buildid_fill_lock);
-		wake_up_var(&buildid_fill_workers);
+		wake_up_all(&buildid_let_go);
 		cond_resched();
 	}
 }
 
+/* Whether @w waits for a hung file system; under buildid_fill_lock. */
+static bool buildid_fill_stuck(const struct buildid_fill_worker *w)
+{
+	return w->filling && time_after(jiffies, w->since + BUILDID_FILL_STUCK_JIFFIES);
+}
+
 /*
  * Puts @file on the list of the worker that reads its superblock, or of an
- * idle one.  Dropped (the next miss queues it again) when every worker is
- * busy with other superblocks or FILL_BACKLOG files wait.
+ * idle one if fewer than FILL_WORKERS are at work.  Dropped (the next miss
+ * queues it again) when none can take it or FILL_QUEUE files wait for it.
  */
 static void buildid_defer_dispatch(struct file *file)
 {
 	struct super_block *sb = file_inode(file)->i_sb;
 	struct buildid_fill_item *item = kmalloc(sizeof(*item), GFP_KERNEL);
-	struct buildid_fill_worker *w = NULL;
-	unsigned int i, waiting = 0;
+	struct buildid_fill_worker *w = NULL, *idle = NULL;
+	unsigned int i, working = 0;
 	bool start = false;
 
-	if (!item)
-		goto drop;
+	if (!item) {
+		/* A delayed release, which an unmount right after may find. */
+		buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
+		buildid_defer_drop(file);
+		return;
+	}
 	item->file = file;
+	item->mnt = file_user_path(file)->mnt;
 	spin_lock(&buildid_fill_lock);
-	for (i = 0; i < FILL_WORKERS; i++) {
-		waiting += buildid_fill_workers[i].nr;
-		if (buildid_fill_workers[i].sb == sb)
-			w = &buildid_fill_workers[i];
+	for (i = 0; i < FILL_SLOTS; i++) {
+		struct buildid_fill_worker *slot = &buildid_fill_workers[i];
+
+		if (slot->sb == sb)
+			w = slot;
+		else if (!slot->sb && !idle)
+			idle = slot;
+		else if (slot->sb && !buildid_fill_stuck(slot))
+			working++;
 	}
-	for (i = 0; !w && i < FILL_WORKERS; i++) {
-		if (!buildid_fill_workers[i].sb)
-			w = &buildid_fill_workers[i];
-	}
-	if (w && waiting < FILL_BACKLOG) {
+	if (!w && working < FILL_WORKERS)
+		w = idle;
+	/* Behind a stuck fill, a file would only keep its mount busy. */
+	if (w && w->nr < FILL_QUEUE && !buildid_fill_stuck(w)) {
 		start = !w->sb;
 		w->sb = sb;
 		list_add_tail(&item->node, &w->files);
 		w->nr++;
 	} else {
 		w = NULL;
+		buildid_defer_release(item);
 	}
 	spin_unlock(&buildid_fill_lock);
-	if (w) {
-		if (start)
-			queue_work(buildid_fill_wq, &w->work);
-		return;
-	}
-drop:
-	kfree(item);
-	buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
-	buildid_defer_done(file);
+	if (start)
+		queue_work(buildid_fill_wq, &w->work);
 }
 
 static void buildid_defer_work_fn(struct work_struct *work)
@@ -574,31 +672,41 @@ int buildid_cache_drain(void)
 	return err;
 }
 
-static bool buildid_filling(struct vfsmount *mnt)
+/* Whether the cache holds a file of @mnt that a worker fills or releases. */
+static bool buildid_holding(struct vfsmount *mnt)
 {
-	bool filling = false;
+	struct buildid_fill_item *item;
+	bool holding = false;
 	unsigned int i;
 
 	spin_lock(&buildid_fill_lock);
-	for (i = 0; i < FILL_WORKERS; i++)
-		filling |= buildid_fill_workers[i].filling == mnt;
+	for (i = 0; i < FILL_SLOTS; i++)
+		holding |= buildid_fill_workers[i].filling == mnt;
+	list_for_each_entry(item, &buildid_releasing, node)
+		holding |= item->mnt == mnt;
 	spin_unlock(&buildid_fill_lock);
-	return filling;
+	return holding;
 }
 
 /**
  * buildid_cache_umount() - Let go of the deferred fills of files on @mnt.
  * @mnt: The mount that umount(2) is about to find busy or not.
+ * @flags: umount2()'s flags
  *
  * A queued fill holds a reference to its file, which must not make the
  * unmount fail: queued fills of files on @mnt are dropped (the next miss
- * queues them again).  A fill in progress is waited for, as long as the
- * caller is not killed: it holds its file too, and ends on its own.
+ * queues them again), and their references released by workers.  Then,
+ * unless the unmount is lazy (MNT_DETACH, which does not care whether the
+ * mount is busy), it waits for the fill in progress on @mnt and for those
+ * releases, at most BUILDID_UMOUNT_WAIT_JIFFIES and as long as the caller is not
+ * killed: a fill that a hung server or device holds does not end on its
+ * own, and the unmount then finds the file system busy, as it would with
+ * any reader of that file.  Called after the file system's umount_begin(),
+ * which MNT_FORCE calls to end the requests such a fill waits for.
  */
-void buildid_cache_umount(struct vfsmount *mnt)
+void buildid_cache_umount(struct vfsmount *mnt, int flags)
 {
 	struct buildid_fill_item *item, *next;
-	LIST_HEAD(dropped);
 	unsigned int i;
 
 	if (!buildid_cache_wq || !atomic_read(&buildid_defer_pending))
@@ -608,24 +716,22 @@ void buildid_cache_umount(struct vfsmount *mnt)
 	flush_work(&buildid_defer_work);
 
 	spin_lock(&buildid_fill_lock);
-	for (i = 0; i < FILL_WORKERS; i++) {
+	for (i = 0; i < FILL_SLOTS; i++) {
 		struct buildid_fill_worker *w = &buildid_fill_workers[i];
 
 		list_for_each_entry_safe(item, next, &w->files, node) {
-			if (item->file->f_path.mnt != mnt)
+			if (item->mnt != mnt)
 				continue;
-			list_move_tail(&item->node, &dropped);
+			list_del(&item->node);
 			w->nr--;
+			buildid_defer_release(item);
 		}
 	}
 	spin_unlock(&buildid_fill_lock);
 
-	list_for_each_entry_safe(item, next, &dropped, node) {
-		buildid_cache_count(BUILDID_CACHE_DEFER_DROPPED);
-		buildid_defer_done(item->file);
-		kfree(item);
-	}
-	wait_var_event_killable(&buildid_fill_workers, !buildid_filling(mnt));
+	if (!(flags & MNT_DETACH))
+		wait_event_killable_timeout(buildid_let_go, !buildid_holding(mnt),
+					    BUILDID_UMOUNT_WAIT_JIFFIES);
 }
 
 /* Called from vm_mmap_pgoff() through buildid_cache_mmap(). */
@@ -787,16 +893,21 @@ static int __init buildid_cache_init(void)
 	unsigned int i;
 	int err;
 
-	for (i = 0; i < FILL_WORKERS; i++) {
+	for (i = 0; i < FILL_SLOTS; i++) {
 		INIT_WORK(&buildid_fill_workers[i].work, buildid_fill_work_fn);
 		INIT_LIST_HEAD(&buildid_fill_workers[i].files);
 	}
-	buildid_fill_wq = alloc_workqueue("buildid_cache_fill", WQ_UNBOUND, FILL_WORKERS);
-	if (!buildid_fill_wq)
-		return -ENOMEM;
+	buildid_fill_wq = alloc_workqueue("buildid_cache_fill", WQ_UNBOUND, FILL_SLOTS);
+	buildid_release_wq = alloc_workqueue("buildid_cache_release", WQ_UNBOUND, FILL_WORKERS);
 	buildid_cache_wq = alloc_ordered_workqueue("buildid_cache", 0);
-	if (!buildid_cache_wq) {
-		destroy_workqueue(buildid_fill_wq);
+	if (!buildid_fill_wq || !buildid_release_wq || !buildid_cache_wq) {
+		if (buildid_fill_wq)
+			destroy_workqueue(buildid_fill_wq);
+		if (buildid_release_wq)
+			destroy_workqueue(buildid_release_wq);
+		if (buildid_cache_wq)
+			destroy_workqueue(buildid_cache_wq);
+		buildid_cache_wq = NULL;
 		return -ENOMEM;
 	}
 

@@ -21,9 +21,11 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/gfs2_ondisk.h>
 #include <linux/irq_work.h>
 #include <linux/iversion.h>
 #include <linux/kthread.h>
+#include <linux/magic.h>
 #include <linux/memfd.h>
 #include <linux/jump_label.h>
 #include <linux/mm.h>
@@ -877,9 +879,11 @@ static void buildid_cache_stuck_fill_stalls_nothing(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, buildid_cache_set_enabled(true), 0);
 }
 
+static int umount_flags;
+
 static int umount_thread(void *mnt)
 {
-	buildid_cache_umount(mnt);
+	buildid_cache_umount(mnt, umount_flags);
 	complete_all(&stuck.switched);
 	return 0;
 }
@@ -900,6 +904,7 @@ static void buildid_cache_umount_drops_queued_fills(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, buildid_cache_defer_fill(b));
 	KUNIT_EXPECT_EQ(test, file_count(b), 2L);
 
+	umount_flags = 0;
 	thread = kthread_run(umount_thread, test_mnt, "buildid_cache_umount");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(thread));
 	for (i = 0; i < 250 && file_count(b) > 1; i++)
@@ -916,6 +921,153 @@ static void buildid_cache_umount_drops_queued_fills(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buildid_cache_drain(), 0);
 	clear_fill_hook(NULL);
 	KUNIT_EXPECT_FALSE(test, buildid_cache_has_inode(file_inode(b)));
+}
+
+/*
+ * A fill that never ends (a hung server or device) does not hold umount(2)
+ * for ever: it waits BUILDID_UMOUNT_WAIT_JIFFIES, and then the unmount finds
+ * the mount busy.  A lazy unmount does not wait at all.
+ */
+static void buildid_cache_umount_wait_is_bounded(struct kunit *test)
+{
+	struct file *a = elf_file(test, 16);
+	struct task_struct *thread;
+	unsigned long start, done;
+
+	block_deferred_fill(test, a);
+	umount_flags = 0;
+	thread = kthread_run(umount_thread, test_mnt, "buildid_cache_umount");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(thread));
+	done = wait_for_completion_timeout(&stuck.switched, BUILDID_UMOUNT_WAIT_JIFFIES + 10 * HZ);
+	KUNIT_EXPECT_NE_MSG(test, done, 0UL, "umount waits for a fill that does not end");
+	/* It did not end: the fill still holds its file. */
+	KUNIT_EXPECT_EQ(test, file_count(a), 2L);
+
+	start = jiffies;
+	buildid_cache_umount(test_mnt, MNT_DETACH);
+	KUNIT_EXPECT_LT_MSG(test, jiffies - start, (unsigned long)BUILDID_UMOUNT_WAIT_JIFFIES,
+			    "a lazy umount waited for the fill");
+
+	complete_all(&stuck.release);
+	wait_for_completion(&stuck.switched);
+	KUNIT_EXPECT_EQ(test, buildid_cache_drain(), 0);
+	clear_fill_hook(NULL);
+	KUNIT_EXPECT_EQ(test, file_count(a), 1L);
+}
+
+/* Fills of files on these mounts block until released, as on hung servers. */
+static struct {
+	struct vfsmount *mnt[6];
+	atomic_t blocked;
+	struct completion release;
+} hung;
+
+static void hung_fill_hook(struct file *file, enum buildid_cache_fill_stage stage)
+{
+	unsigned int i;
+
+	if (stage != BUILDID_CACHE_STAGE_INSERT)
+		return;
+	for (i = 0; i < ARRAY_SIZE(hung.mnt); i++) {
+		if (file->f_path.mnt == hung.mnt[i]) {
+			atomic_inc(&hung.blocked);
+			wait_for_completion(&hung.release);
+			return;
+		}
+	}
+}
+
+static void release_hung_fills(void *unused)
+{
+	complete_all(&hung.release);
+}
+
+/*
+ * More file systems hang than there are fill workers: the deferred fills of
+ * another file system still complete once the hung ones have been stuck
+ * for BUILDID_FILL_STUCK_JIFFIES, and each hung file system gets a worker.
+ */
+static void buildid_cache_hung_fills_hold_no_worker(struct kunit *test)
+{
+	struct file *hung_file[ARRAY_SIZE(hung.mnt)], *healthy;
+	unsigned int i;
+	int tries;
+
+	init_completion(&hung.release);
+	atomic_set(&hung.blocked, 0);
+	for (i = 0; i < ARRAY_SIZE(hung.mnt); i++) {
+		hung.mnt[i] = private_tmpfs(test);
+		hung_file[i] = shmem_file_on(test, hung.mnt[i], make_image(test, 20 + i),
+					     IMAGE_SIZE);
+	}
+	healthy = shmem_file_on(test, private_tmpfs(test), make_image(test, 30), IMAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, release_hung_fills, NULL), 0);
+	WRITE_ONCE(buildid_cache_fill_hook, hung_fill_hook);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, clear_fill_hook, NULL), 0);
+
+	/* Queued again and again, as misses do, until every file system hangs a worker. */
+	for (tries = 0; tries < 100 && atomic_read(&hung.blocked) < ARRAY_SIZE(hung.mnt);
+	     tries++) {
+		for (i = 0; i < ARRAY_SIZE(hung.mnt); i++)
+			buildid_cache_defer_fill(hung_file[i]);
+		msleep(200);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&hung.blocked), (int)ARRAY_SIZE(hung.mnt),
+			    "a hung file system got no worker");
+
+	for (tries = 0; tries < 100 && !buildid_cache_has_inode(file_inode(healthy)); tries++) {
+		buildid_cache_defer_fill(healthy);
+		msleep(200);
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, buildid_cache_has_inode(file_inode(healthy)),
+			      "the hung fills held every worker");
+
+	complete_all(&hung.release);
+	KUNIT_EXPECT_EQ(test, buildid_cache_drain(), 0);
+	clear_fill_hook(NULL);
+}
+
+/*
+ * The may-cache rule per class of file system ("Coherence" in
+ * Documentation/core-api/buildid.rst), on superblocks that carry only what
+ * the rule reads.
+ */
+static void buildid_cache_fs_classes(struct kunit *test)
+{
+	static const struct {
+		const char *class;
+		unsigned long magic;
+		bool cached;
+	} classes[] = {
+		{ "ext4 (local block)", EXT4_SUPER_MAGIC, true },
+		{ "xfs (local block)", XFS_SUPER_MAGIC, true },
+		{ "btrfs (local block)", BTRFS_SUPER_MAGIC, true },
+		{ "tmpfs", TMPFS_MAGIC, true },
+		{ "overlayfs", OVERLAYFS_SUPER_MAGIC, true },
+		{ "squashfs (read-only image)", SQUASHFS_MAGIC, true },
+		{ "erofs (read-only image)", EROFS_SUPER_MAGIC_V1, true },
+		{ "nfs (network)", NFS_SUPER_MAGIC, true },
+		{ "9p (network)", V9FS_MAGIC, true },
+		{ "cifs (network)", CIFS_SUPER_MAGIC, true },
+		{ "smb2 (network)", SMB2_SUPER_MAGIC, true },
+		{ "fuse and fuseblk", FUSE_SUPER_MAGIC, false },
+		{ "gfs2 (cluster)", GFS2_MAGIC, false },
+		{ "ocfs2 (cluster)", OCFS2_SUPER_MAGIC, false },
+	};
+	struct super_block *sb = kunit_kzalloc(test, sizeof(*sb), GFP_KERNEL);
+	struct inode *inode = kunit_kzalloc(test, sizeof(*inode), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sb);
+	KUNIT_ASSERT_NOT_NULL(test, inode);
+	inode->i_sb = sb;
+	for (i = 0; i < ARRAY_SIZE(classes); i++) {
+		sb->s_magic = classes[i].magic;
+		KUNIT_EXPECT_EQ_MSG(test, buildid_cache_fs_coherent(inode), classes[i].cached,
+				    "%s", classes[i].class);
+	}
+	/* And on a live superblock. */
+	KUNIT_EXPECT_TRUE(test, buildid_cache_fs_coherent(file_inode(elf_file(test, 17))));
 }
 
 /* Maps @len bytes of @file at @pgoff into the test's own mm; fails the test if it cannot. */
@@ -1478,6 +1630,9 @@ static struct kunit_case buildid_cache_cases[] = {
 	KUNIT_CASE(buildid_cache_settings_one_record),
 	KUNIT_CASE(buildid_cache_stuck_fill_stalls_nothing),
 	KUNIT_CASE(buildid_cache_umount_drops_queued_fills),
+	KUNIT_CASE_SLOW(buildid_cache_umount_wait_is_bounded),
+	KUNIT_CASE_SLOW(buildid_cache_hung_fills_hold_no_worker),
+	KUNIT_CASE(buildid_cache_fs_classes),
 	KUNIT_CASE(buildid_cache_nmi_lookups),
 	KUNIT_CASE(buildid_cache_vma_without_mmap_lock),
 	KUNIT_CASE(buildid_cache_vma_miss_queues_fill),

@@ -64,6 +64,14 @@ enum buildid_cache_stat {
 #ifdef CONFIG_BUILDID_CACHE
 
 /*
+ * A deferred fill that has been on one file this long waits for a hung
+ * server or device, and no longer holds back fills of other file systems.
+ */
+#define BUILDID_FILL_STUCK_JIFFIES	(2 * HZ)
+/* How long umount(2) waits for the cache to let go of the mount's files. */
+#define BUILDID_UMOUNT_WAIT_JIFFIES	(2 * HZ)
+
+/*
  * Enabled whenever the cache's table exists (turned on after it is made,
  * off after it is gone): gates the hooks in fs/ and mm/, and the fills.
  */
@@ -81,13 +89,14 @@ DECLARE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 void buildid_cache_count(enum buildid_cache_stat stat);
 bool buildid_cache_hooks_enabled(void);
 void buildid_cache_inode_stamp(const struct inode *inode, struct buildid_inode_stamp *stamp);
+bool buildid_cache_fs_coherent(const struct inode *inode);
 ssize_t buildid_cache_read(struct file *file, void *buf, size_t count, loff_t pos);
 bool buildid_cache_defer_fill(struct file *file);
 void buildid_defer_unmark(struct inode *inode);
 void buildid_cache_switch_hooks(bool on);
 int buildid_cache_drain(void);
 bool buildid_cache_sealed_against_writes(struct file *file);
-void buildid_cache_umount(struct vfsmount *mnt);
+void buildid_cache_umount(struct vfsmount *mnt, int flags);
 void __buildid_cache_mmap(struct file *file);
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 			     unsigned char *build_id, u32 *size,
@@ -170,7 +179,7 @@ static inline void buildid_cache_inode_destroy(struct inode *inode)
 static inline void buildid_cache_mmap(struct file *file, unsigned long prot) { }
 static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
-static inline void buildid_cache_umount(struct vfsmount *mnt) { }
+static inline void buildid_cache_umount(struct vfsmount *mnt, int flags) { }
 static inline void buildid_cache_count(enum buildid_cache_stat stat) { }
 static inline void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n) { }
 static inline int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,

@@ -36,8 +36,11 @@
 //! its parse, if the file's data moved to another inode (an overlayfs copy-up), if the cache was
 //! turned off meanwhile, or if a read of the parse failed: "no build ID" is cached only when the
 //! parse read everything it asked for. Entries are dropped when their inode is freed, so an
-//! inode allocated at the same address never finds its predecessor's entry.
-//! `Documentation/core-api/buildid.rst` lists every way content can change and what catches it.
+//! inode allocated at the same address never finds its predecessor's entry. Files of FUSE and
+//! cluster file systems are not cached at all ([`fs_coherent`]): their data can change, and their
+//! page cache with it, while the stamp stays as it was.
+//! `Documentation/core-api/buildid.rst` lists every way content can change and what catches it,
+//! and which file systems are cached ("Coherence").
 
 use super::{
     elf::{self, Errno, Fetched, ReadAt},
@@ -161,7 +164,17 @@ impl Entry {
 /// Whether every change to `inode`'s content goes through something the cache sees, at this
 /// instant ([`Stamp::may_cache`]). Usable in any context, NMI included.
 fn may_cache(inode: &Inode) -> bool {
-    Stamp::read(inode).may_cache(inode.on_internal_mount(), inode.has_iversion())
+    fs_coherent(inode)
+        && Stamp::read(inode).may_cache(inode.on_internal_mount(), inode.has_iversion())
+}
+
+/// Whether the stamp of `inode` changes with every change of its content that the page cache
+/// sees: not on FUSE or cluster file systems (`buildid_cache_fs_coherent()`). A property of the
+/// superblock, so checked by fills and not by hits. Usable in any context, NMI included.
+fn fs_coherent(inode: &Inode) -> bool {
+    // SAFETY: `inode` is valid for the call and pins its superblock; the callee only loads the
+    // superblock's magic number.
+    unsafe { bindings::buildid_cache_fs_coherent(inode.as_ptr()) }
 }
 
 /// Whether `file` is a memfd sealed with `F_SEAL_WRITE`. Seals are never removed, so its writable
@@ -715,6 +728,9 @@ impl<'a> Fill<'a> {
             return None;
         }
         let inode = file.data_inode(true)?;
+        if !fs_coherent(inode) {
+            return None;
+        }
         let key = inode.key();
         let counted = FillCounted::new();
         let epoch = EPOCH.load(Ordering::SeqCst);

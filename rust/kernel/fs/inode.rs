@@ -86,8 +86,9 @@ impl Inode {
     }
 
     /// Whether the file system is backed by a block device (`FS_REQUIRES_DEV`): its page
-    /// cache is the only copy of the data that the kernel reads from, and no other host
-    /// changes the data under it.
+    /// cache is filled from the device, not revalidated against a server by `->read_iter`.
+    /// Cluster file systems (GFS2, OCFS2) and fuseblk are such file systems too, whose data
+    /// another node or the FUSE server may change.
     #[inline]
     pub fn on_block_device(&self) -> bool {
         // SAFETY: The inode is valid by the type invariants; its superblock and the superblock's

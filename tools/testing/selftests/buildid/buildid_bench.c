@@ -266,6 +266,8 @@ static const char *hostile_notes_file(void)
 		.p_type = PT_NOTE, .p_offset = HOSTILE_NOTES_OFF,
 		.p_filesz = HOSTILE_NOTES_SIZE, .p_align = 4,
 	};
+	static const char zeroes[8 << 10];
+	off_t off;
 	int fd, i;
 
 	snprintf(path, sizeof(path), "%s/hostile_notes.elf", scratch_dir());
@@ -277,8 +279,14 @@ static const char *hostile_notes_file(void)
 	for (i = 0; i < ehdr.e_phnum; i++)
 		if (write(fd, &phdr, sizeof(phdr)) != sizeof(phdr))
 			die("write");
-	if (ftruncate(fd, HOSTILE_NOTES_OFF + HOSTILE_NOTES_SIZE))
-		die("ftruncate");
+	/*
+	 * Zeroes written, not a hole: a hole has no page cache folio, and a
+	 * nofault parse would stop at it with -EFAULT.
+	 */
+	for (off = HOSTILE_NOTES_OFF; off < HOSTILE_NOTES_OFF + HOSTILE_NOTES_SIZE;
+	     off += sizeof(zeroes))
+		if (pwrite(fd, zeroes, sizeof(zeroes), off) != sizeof(zeroes))
+			die("write");
 	close(fd);
 	return path;
 }

@@ -27,6 +27,7 @@
 
 #include "../kselftest_harness.h"
 #include <linux/buildid_dev.h>
+#include "buildid_fuse.h"
 #include "buildid_util.h"
 
 static int ioctl_err(int fd, unsigned long cmd, void *arg)
@@ -868,9 +869,11 @@ TEST_F(dev, odirect_sleepable_matches_c)
 
 /*
  * A nofault miss queues a deferred fill, which holds a reference to the
- * file: after the process that mapped it is killed and the fills are
- * drained, the file system unmounts at once.  Each round makes and mounts
- * a file system: 3.5 to 4 s under TCG, more than the default 30 s in all.
+ * file: after the process that mapped it is killed, the file system
+ * unmounts at once, with the fills drained (even rounds) or not (odd
+ * rounds: umount(2) itself lets go of the fill's reference, and waits
+ * for its release).  Each round makes and mounts a file system: 3.5 to
+ * 4 s under TCG, more than the default 30 s in all.
  */
 TEST_F_TIMEOUT(dev, umount_after_deferred_fill, 180)
 {
@@ -924,10 +927,244 @@ TEST_F_TIMEOUT(dev, umount_after_deferred_fill, 180)
 		EXPECT_EQ('y', byte) TH_LOG("the nofault query did not miss");
 		kill(pid, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_EQ(0, buildid_cache_drain());
+		if (round % 2 == 0)
+			ASSERT_EQ(0, buildid_cache_drain());
 		err = loop_fs_umount(&fs);
 		EXPECT_EQ(0, err) TH_LOG("round %u: unmounting: %s", round, strerror(-err));
 	}
+	if (!cache_was)
+		buildid_cache_set(0);
+}
+
+/*
+ * FUSE files are not cached ("Coherence" in buildid.rst): the server may
+ * change their data without changing the attributes it reports.  A
+ * sleepable parse reads through the server and fills nothing; a nofault
+ * miss queues no fill, so a server that stops answering holds no fill
+ * worker, and umount -f of its mount, whose umount_begin() aborts the
+ * reads it holds, returns at once.
+ */
+TEST_F_TIMEOUT(dev, fuse_files_not_cached, 120)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = 4096 };
+	char back[PATH_MAX + 16], mnt[PATH_MAX + 16], path[PATH_MAX + 32];
+	struct fuse_server srv;
+	int cache_was, fd, status, i, forced;
+	struct answer a;
+	long queued;
+	pid_t reader;
+	void *map;
+
+	cache_was = buildid_cache_set(1);
+	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
+	snprintf(back, sizeof(back), "%s/fuse-back", self->dir);
+	snprintf(mnt, sizeof(mnt), "%s/fuse", self->dir);
+	ASSERT_EQ(0, mkdir(back, 0700));
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s.so", back, i ? "hung" : "read");
+		build_id_pattern(&c.id, 20, 0x5a + i);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+	}
+	ASSERT_EQ(0, fuse_serve(&srv, back, mnt)) TH_LOG("FUSE: %m");
+
+	/* Read through the server, and not cached. */
+	snprintf(path, sizeof(path), "%s/read.so", mnt);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	a = ask(self->dev, map, BUILDID_SLEEPABLE);
+	ASSERT_EQ(0, a.ret);
+	build_id_pattern(&c.id, 20, 0x5a);
+	EXPECT_TRUE(build_id_equal(&c.id, a.id.data, a.id.size));
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	ASSERT_EQ(0, file_pages_cached(fd, c.size));
+	a = ask(self->dev, map, 0);
+	EXPECT_EQ(-EFAULT, a.ret) TH_LOG("a FUSE file's build ID came from the cache");
+	munmap(map, 4096);
+	close(fd);
+
+	/* A miss while the server hangs queues nothing. */
+	fuse_hang(&srv);
+	snprintf(path, sizeof(path), "%s/hung.so", mnt);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	queued = buildid_cache_stat("deferrals_queued");
+	a = ask(self->dev, map, 0);
+	EXPECT_EQ(-EFAULT, a.ret);
+	EXPECT_EQ(queued, buildid_cache_stat("deferrals_queued"))
+		TH_LOG("a miss on a FUSE file queued a fill");
+	munmap(map, 4096);
+	close(fd);
+
+	/* A reader of the hung server; umount -f aborts its read. */
+	reader = fork();
+	ASSERT_LE(0, reader);
+	if (!reader) {
+		char buf[64];
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+
+		_exit(rfd >= 0 && pread(rfd, buf, sizeof(buf), 0) == sizeof(buf) ? 0 : 1);
+	}
+	for (i = 0; i < 1000 && !fuse_held(&srv); i++)
+		usleep(10000);
+	ASSERT_NE(0, fuse_held(&srv)) TH_LOG("the read never reached the server");
+	forced = umount2(mnt, MNT_FORCE);
+	ASSERT_EQ(reader, waitpid(reader, &status, 0));
+	EXPECT_EQ(1, WEXITSTATUS(status)) TH_LOG("umount -f did not abort the held read");
+	if (forced)
+		EXPECT_EQ(0, umount2(mnt, MNT_DETACH));
+	fuse_stop(&srv);
+	EXPECT_EQ(0, buildid_cache_drain());
+	if (!cache_was)
+		buildid_cache_set(0);
+}
+
+#define HUNG_FS 6
+
+/*
+ * ext4 on read-only loop devices over image files that a FUSE server holds
+ * (FUSE direct I/O: every read of the loop device reaches the server):
+ * when the server hangs, the deferred fills of their files block in the
+ * loop device.  More of them hang than there are fill workers (4): each
+ * still gets a worker, the fills of a file system that works go on,
+ * umount(2) and umount -f of a hung one return EBUSY after a bounded wait,
+ * and umount -l returns 0 at once.  Once the server answers, the fills end
+ * and everything unmounts.  The fills stay blocked for about 10 s, well
+ * below the hung task detector's 120 s.
+ */
+TEST_F_TIMEOUT(dev, hung_file_systems, 300)
+{
+	struct elf_craft c = { .phoff = 0x40, .note_off = 0x200, .size = 4096 };
+	char back[PATH_MAX + 16], fmnt[PATH_MAX + 16], path[PATH_MAX + 64];
+	char cmd[3 * PATH_MAX];
+	struct {
+		char loop_dev[64];
+		char mnt[PATH_MAX + 16];
+		bool mounted;
+		void *map;
+		int fd;
+	} fs[HUNG_FS] = {};
+	unsigned long want = 0, held;
+	struct fuse_server srv;
+	struct loop_fs healthy;
+	int cache_was, i, tries, fd;
+	struct answer a;
+	FILE *out;
+	void *map;
+
+	cache_was = buildid_cache_set(1);
+	ASSERT_LE(0, cache_was) TH_LOG("CONFIG_BUILDID_CACHE");
+	snprintf(back, sizeof(back), "%s/hung-back", self->dir);
+	snprintf(fmnt, sizeof(fmnt), "%s/hung-fuse", self->dir);
+	ASSERT_EQ(0, mkdir(back, 0700));
+	for (i = 0; i < HUNG_FS; i++) {
+		snprintf(path, sizeof(path), "%s/src%d", self->dir, i);
+		ASSERT_EQ(0, mkdir(path, 0700));
+		snprintf(path, sizeof(path), "%s/src%d/hung.so", self->dir, i);
+		build_id_pattern(&c.id, 20, 0x60 + i);
+		ASSERT_EQ(0, elf_craft_file(path, &c));
+		snprintf(path, sizeof(path), "%s/fs%d.img", back, i);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ftruncate(fd, 8 << 20));
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -d '%s/src%d' '%s' >/dev/null 2>&1",
+			 self->dir, i, path);
+		ASSERT_EQ(0, system(cmd));
+	}
+	ASSERT_EQ(0, fuse_serve(&srv, back, fmnt)) TH_LOG("FUSE: %m");
+	for (i = 0; i < HUNG_FS; i++) {
+		char image[32];
+
+		snprintf(image, sizeof(image), "fs%d.img", i);
+		want |= 1UL << fuse_node_index(back, image);
+		snprintf(cmd, sizeof(cmd), "losetup -r -f --show '%s/%s'", fmnt, image);
+		out = popen(cmd, "re");
+		ASSERT_NE(NULL, out);
+		if (!fgets(fs[i].loop_dev, sizeof(fs[i].loop_dev), out))
+			fs[i].loop_dev[0] = '\0';
+		fs[i].loop_dev[strcspn(fs[i].loop_dev, "\n")] = '\0';
+		ASSERT_EQ(0, pclose(out));
+		snprintf(fs[i].mnt, sizeof(fs[i].mnt), "%s/hung%d", self->dir, i);
+		ASSERT_EQ(0, mkdir(fs[i].mnt, 0700));
+		ASSERT_EQ(0, mount(fs[i].loop_dev, fs[i].mnt, "ext4", MS_RDONLY, NULL))
+			TH_LOG("mount %s: %m", fs[i].loop_dev);
+		fs[i].mounted = true;
+		snprintf(path, sizeof(path), "%s/hung.so", fs[i].mnt);
+		fs[i].fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fs[i].fd);
+		fs[i].map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fs[i].fd, 0);
+		ASSERT_NE(MAP_FAILED, fs[i].map);
+		ASSERT_EQ(0, file_pages_cached(fs[i].fd, c.size));
+	}
+
+	/* And a file system that works. */
+	snprintf(path, sizeof(path), "%s/healthy", self->dir);
+	ASSERT_EQ(0, mkdir(path, 0700));
+	ASSERT_EQ(0, loop_fs_mount(&healthy, path, "ext4", 16));
+	snprintf(path, sizeof(path), "%s/ok.so", healthy.mnt);
+	build_id_pattern(&c.id, 20, 0x70);
+	ASSERT_EQ(0, elf_craft_file(path, &c));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+
+	/*
+	 * From here on, nothing stops the test before the server answers
+	 * again.  Misses queue fills again and again, as samples do: each
+	 * hung file system gets a worker.
+	 */
+	fuse_hang(&srv);
+	for (tries = 0; tries < 100 && (fuse_held_nodes(&srv) & want) != want; tries++) {
+		for (i = 0; i < HUNG_FS; i++)
+			ask(self->dev, fs[i].map, 0);
+		usleep(300 * 1000);
+	}
+	held = fuse_held_nodes(&srv) & want;
+	EXPECT_EQ(want, held) TH_LOG("%d of %d hung file systems got a fill worker",
+				     __builtin_popcountl(held), HUNG_FS);
+
+	/* A file system that works still gets its fills. */
+	for (tries = 0; tries < 100; tries++) {
+		a = ask(self->dev, map, 0);
+		if (!a.ret)
+			break;
+		usleep(200 * 1000);
+	}
+	EXPECT_EQ(0, a.ret) TH_LOG("the hung fills held every worker");
+	EXPECT_TRUE(!a.ret && build_id_equal(&c.id, a.id.data, a.id.size));
+	munmap(map, 4096);
+	close(fd);
+	EXPECT_EQ(0, loop_fs_umount(&healthy));
+
+	/* Only the blocked fills hold the hung file systems now. */
+	for (i = 0; i < HUNG_FS; i++) {
+		munmap(fs[i].map, 4096);
+		close(fs[i].fd);
+	}
+	EXPECT_EQ(-1, umount(fs[0].mnt));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(-1, umount2(fs[1].mnt, MNT_FORCE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(0, umount2(fs[2].mnt, MNT_DETACH));
+	fs[2].mounted = false;
+
+	/* The server answers: the fills end, and everything unmounts. */
+	EXPECT_TRUE(fuse_resume(&srv));
+	EXPECT_EQ(0, buildid_cache_drain());
+	for (i = 0; i < HUNG_FS; i++) {
+		if (fs[i].mounted)
+			EXPECT_EQ(0, umount(fs[i].mnt)) TH_LOG("%s: %m", fs[i].mnt);
+		snprintf(cmd, sizeof(cmd), "losetup -d '%s'", fs[i].loop_dev);
+		EXPECT_EQ(0, system(cmd));
+	}
+	fuse_stop(&srv);
 	if (!cache_was)
 		buildid_cache_set(0);
 }
