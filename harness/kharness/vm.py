@@ -81,11 +81,19 @@ def scan_log(text):
 
 
 class Follower:
-    """Copies what the guest appends to a file to our stdout."""
+    """Copies what the guest appends to a file to our stdout.
 
-    def __init__(self, path):
+    With times set, also appends each complete line to that file, after
+    the seconds since t0 at which it was seen: where a long run spends its
+    time (within PROGRESS_SECONDS' polling, 0.2 s).
+    """
+
+    def __init__(self, path, times=None, t0=None):
         self.path = path
         self.offset = 0
+        self.times = times
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.partial = b""
 
     def pump(self):
         """Copy what is new; True if there was something."""
@@ -99,7 +107,18 @@ class Follower:
             self.offset += len(data)
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
+            self.stamp(data)
         return bool(data)
+
+    def stamp(self, data):
+        if not self.times:
+            return
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        if lines:
+            elapsed = time.monotonic() - self.t0
+            with open(self.times, "ab") as f:
+                for line in lines:
+                    f.write(b"%7.1f " % elapsed + line + b"\n")
 
 
 def new_run_dir():
@@ -240,7 +259,7 @@ def boot(command, timeout=600, memory="2G", append=(), check_log=True, cwd=None,
     with open(console, "wb") as log, open(os.path.join(run, "vng-stdout.txt"), "wb") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=log,
                                 start_new_session=True)
-        follower = Follower(guest_output)
+        follower = Follower(guest_output, os.path.join(run, "guest-output-times.txt"), t0)
         last_news = t0
         while proc.poll() is None:
             now = time.monotonic()
