@@ -1052,7 +1052,6 @@ TEST_F_TIMEOUT(dev, hung_file_systems, 300)
 	struct loop_fs healthy;
 	int cache_was, i, tries, fd;
 	struct answer a;
-	FILE *out;
 	void *map;
 
 	cache_was = buildid_cache_set(1);
@@ -1081,13 +1080,8 @@ TEST_F_TIMEOUT(dev, hung_file_systems, 300)
 
 		snprintf(image, sizeof(image), "fs%d.img", i);
 		want |= 1UL << fuse_node_index(back, image);
-		snprintf(cmd, sizeof(cmd), "losetup -r -f --show '%s/%s'", fmnt, image);
-		out = popen(cmd, "re");
-		ASSERT_NE(NULL, out);
-		if (!fgets(fs[i].loop_dev, sizeof(fs[i].loop_dev), out))
-			fs[i].loop_dev[0] = '\0';
-		fs[i].loop_dev[strcspn(fs[i].loop_dev, "\n")] = '\0';
-		ASSERT_EQ(0, pclose(out));
+		snprintf(path, sizeof(path), "%s/%s", fmnt, image);
+		ASSERT_EQ(0, loop_attach(path, true, fs[i].loop_dev, sizeof(fs[i].loop_dev)));
 		snprintf(fs[i].mnt, sizeof(fs[i].mnt), "%s/hung%d", self->dir, i);
 		ASSERT_EQ(0, mkdir(fs[i].mnt, 0700));
 		ASSERT_EQ(0, mount(fs[i].loop_dev, fs[i].mnt, "ext4", MS_RDONLY, NULL))

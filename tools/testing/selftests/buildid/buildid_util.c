@@ -677,10 +677,29 @@ static int open_cache_debugfs(const char *name, int flags)
 	return open_debugfs(path, flags);
 }
 
+int loop_attach(const char *image, bool read_only, char *dev, size_t len)
+{
+	char cmd[PATH_MAX + 32];
+	FILE *losetup;
+
+	snprintf(cmd, sizeof(cmd), "losetup%s -f --show '%s'", read_only ? " -r" : "", image);
+	losetup = popen(cmd, "re");
+	if (!losetup)
+		return -errno;
+	if (!fgets(dev, len, losetup))
+		dev[0] = '\0';
+	dev[strcspn(dev, "\n")] = '\0';
+	if (pclose(losetup) || !dev[0]) {
+		dev[0] = '\0';
+		errno = ENXIO;
+		return -ENXIO;
+	}
+	return 0;
+}
+
 int loop_fs_mount(struct loop_fs *fs, const char *base, const char *fstype, unsigned int mib)
 {
 	char cmd[2 * PATH_MAX], opts[64];
-	FILE *losetup;
 	int fd;
 
 	memset(fs, 0, sizeof(*fs));
@@ -699,18 +718,8 @@ int loop_fs_mount(struct loop_fs *fs, const char *base, const char *fstype, unsi
 		errno = ENOEXEC;
 		goto fail;
 	}
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", fs->image);
-	losetup = popen(cmd, "re");
-	if (!losetup)
+	if (loop_attach(fs->image, false, fs->loop_dev, sizeof(fs->loop_dev)))
 		goto fail;
-	if (!fgets(fs->loop_dev, sizeof(fs->loop_dev), losetup))
-		fs->loop_dev[0] = '\0';
-	fs->loop_dev[strcspn(fs->loop_dev, "\n")] = '\0';
-	if (pclose(losetup) || !fs->loop_dev[0]) {
-		fs->loop_dev[0] = '\0';
-		errno = ENXIO;
-		goto fail;
-	}
 	if (mkdir(fs->mnt, 0700) || mount(fs->loop_dev, fs->mnt, fstype, 0, NULL)) {
 		fs->mnt[0] = '\0';
 		goto fail;

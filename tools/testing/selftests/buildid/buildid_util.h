@@ -106,6 +106,8 @@ struct loop_fs {
 	char loop_dev[64];
 };
 
+/* Attaches @image to a free loop device, whose path goes to @dev; 0 or -errno. */
+int loop_attach(const char *image, bool read_only, char *dev, size_t len);
 /* 0, or -errno (-ENOEXEC: mkfs.@fstype failed or is not installed). */
 int loop_fs_mount(struct loop_fs *fs, const char *base, const char *fstype, unsigned int mib);
 /* Undoes loop_fs_mount() as far as it got; 0 or -errno of the first failure. */
