@@ -89,6 +89,11 @@ def cmd_kcsan(_args):
     return run_kcsan()
 
 
+def cmd_bpf_selftests(_args):
+    from .bpfselftests import run_bpf_selftests
+    return run_bpf_selftests()
+
+
 def cmd_mutants(args):
     from .mutants import run_mutants
     return run_mutants(args.mutants)
@@ -123,6 +128,8 @@ def main(argv):
     m.add_argument("mutants", nargs="*", help="names of the mutants to run (default: all)")
     sub.add_parser("bench", help="build the benchmark kernel, run the benchmarks, write BENCHMARKS.md")
     sub.add_parser("kcsan", help="build the KCSAN kernel, run the build ID cache's KUnit suite in it")
+    sub.add_parser("bpf-selftests", help="upstream's BPF selftests on the pristine and the "
+                   "patched kernel, same config; fails on a test that only pristine passes")
     args = p.parse_args(argv)
     try:
         check_pinned_tools()

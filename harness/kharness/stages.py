@@ -106,6 +106,24 @@ BPF_SELFTEST_PROGS = ("test_build_id.c", "test_stacktrace_build_id.c",
 BPF_SELFTEST_HELPERS = ("urandom_read", "liburandom_read.so", "uprobe_multi")
 
 
+def link_subset(src, sub, out, names):
+    """out/sub: links to src/sub's names (and nothing else but a generated tests.h)."""
+    d = os.path.join(out, sub)
+    os.makedirs(d, exist_ok=True)
+    for name in os.listdir(d):
+        if name not in names and name != "tests.h":
+            os.unlink(os.path.join(d, name))
+    for name in names:
+        link, target = os.path.join(d, name), os.path.join(src, sub, name)
+        if not (os.path.islink(link) and os.readlink(link) == target):
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(target, link)
+    # The objects are compiled as $(CURDIR)/<dir>/x.c: the make variables
+    # name the directories relative to src.
+    return os.path.relpath(d, src)
+
+
 def bpf_selftest_subset(kernel, subset):
     """Directories of symlinks to the chosen upstream tests and programs.
 
@@ -117,18 +135,7 @@ def bpf_selftest_subset(kernel, subset):
               "progs": list(BPF_SELFTEST_PROGS) +
               sorted(f for f in os.listdir(os.path.join(src, "progs")) if f.endswith(".h"))}
     for sub, names in wanted.items():
-        d = os.path.join(subset, sub)
-        os.makedirs(d, exist_ok=True)
-        for name in os.listdir(d):
-            if name not in names and name != "tests.h":
-                os.unlink(os.path.join(d, name))
-        for name in names:
-            link, target = os.path.join(d, name), os.path.join(src, sub, name)
-            if os.path.islink(link) and os.readlink(link) == target:
-                continue
-            if os.path.lexists(link):
-                os.unlink(link)
-            os.symlink(target, link)
+        link_subset(src, sub, subset, names)
     return src
 
 
