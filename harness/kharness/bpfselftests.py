@@ -68,10 +68,7 @@ class PristineSource(Source):
 
     def __init__(self):
         super().__init__()
-        self.work_base = os.path.join(CACHE, "tree", self.key + "-pristine")
-        self.tree = os.path.join(self.work_base, "linux")
-        self.tree_manifest = os.path.join(self.work_base, "manifest")
-        self.overlay_state = os.path.join(self.work_base, "overlay.json")
+        self.use_work_base("-pristine")
 
     def overlay(self, repo=REPO):
         return [], self.ensure_tree()

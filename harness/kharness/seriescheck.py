@@ -201,10 +201,7 @@ class StepSource(Source):
 
     def __init__(self):
         super().__init__()
-        self.work_base = os.path.join(CACHE, "tree", self.key + "-series")
-        self.tree = os.path.join(self.work_base, "linux")
-        self.tree_manifest = os.path.join(self.work_base, "manifest")
-        self.overlay_state = os.path.join(self.work_base, "overlay.json")
+        self.use_work_base("-series")
 
     def set_state(self, state, touched):
         """Make the touched files what state says (pristine or absent if it has no entry)."""

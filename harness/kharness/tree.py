@@ -148,11 +148,15 @@ class Source:
         self.pristine = os.path.join(self.src_base, "linux")
         self.pristine_manifest = os.path.join(self.src_base, "manifest")
         self.pristine_stamp = os.path.join(self.src_base, "stamp.json")
-        self.work_base = os.path.join(CACHE, "tree", key)
+        self.key = key
+        self.use_work_base("")
+
+    def use_work_base(self, suffix):
+        """Keep the working tree in tree/<key><suffix> (a second tree has a suffix)."""
+        self.work_base = os.path.join(CACHE, "tree", self.key + suffix)
         self.tree = os.path.join(self.work_base, "linux")
         self.tree_manifest = os.path.join(self.work_base, "manifest")
         self.overlay_state = os.path.join(self.work_base, "overlay.json")
-        self.key = key
 
     def tarball_id(self):
         st = os.stat(self.tarball)
