@@ -395,8 +395,8 @@ static struct file **buildid_defer_reserve(struct inode *inode)
 
 	/*
 	 * Any CPU's ring will do: the slots are claimed with cmpxchg() and the
-	 * worker empties every ring.  raw_cpu_ptr(), as the mmap() path that
-	 * gets here is preemptible.
+	 * worker empties every ring.  raw_cpu_ptr(), as the nofault lookups of
+	 * process context that get here are preemptible.
 	 */
 	ring = raw_cpu_ptr(&buildid_defer_rings);
 	for (i = 0; i < DEFER_SLOTS; i++) {
@@ -732,19 +732,6 @@ void buildid_cache_umount(struct vfsmount *mnt, int flags)
 	if (!(flags & MNT_DETACH))
 		wait_event_killable_timeout(buildid_let_go, !buildid_holding(mnt),
 					    BUILDID_UMOUNT_WAIT_JIFFIES);
-}
-
-/* Called from vm_mmap_pgoff() through buildid_cache_mmap(). */
-void __buildid_cache_mmap(struct file *file)
-{
-	const fmode_t readable = FMODE_READ | FMODE_CAN_READ;
-
-	/* do_mmap() has not checked the file yet. */
-	if (!S_ISREG(file_inode(file)->i_mode) ||
-	    (file->f_mode & readable) != readable || !file->f_op->mmap ||
-	    !file->f_mapping || !file->f_mapping->a_ops)
-		return;
-	buildid_cache_fill_file(file, false);
 }
 
 #if IS_ENABLED(CONFIG_BUILDID_CACHE_KUNIT_TEST)

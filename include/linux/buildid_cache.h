@@ -97,7 +97,6 @@ void buildid_cache_switch_hooks(bool on);
 int buildid_cache_drain(void);
 bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt, int flags);
-void __buildid_cache_mmap(struct file *file);
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 			     unsigned char *build_id, u32 *size,
 			     struct buildid_vma_range *range);
@@ -143,18 +142,6 @@ unsigned int buildid_cache_entries(void);
 bool buildid_cache_has_inode(const struct inode *inode);
 unsigned int buildid_cache_updates_in_progress(void);
 
-/*
- * A new executable file mapping: read its build ID now, while sleeping is
- * allowed and mmap_lock is not held, so that the MMAP2 record that
- * mmap_region() emits, and every later nofault lookup, find it.
- */
-static inline void buildid_cache_mmap(struct file *file, unsigned long prot)
-{
-	if (static_branch_unlikely(&buildid_cache_hooks) && file &&
-	    (prot & PROT_EXEC))
-		__buildid_cache_mmap(file);
-}
-
 /* Someone got write access to @inode: its cached build ID may go stale. */
 static inline void buildid_cache_write_access(struct inode *inode)
 {
@@ -176,7 +163,6 @@ static inline void buildid_cache_inode_destroy(struct inode *inode)
 
 #else
 
-static inline void buildid_cache_mmap(struct file *file, unsigned long prot) { }
 static inline void buildid_cache_write_access(struct inode *inode) { }
 static inline void buildid_cache_inode_destroy(struct inode *inode) { }
 static inline void buildid_cache_umount(struct vfsmount *mnt, int flags) { }

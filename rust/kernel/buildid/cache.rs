@@ -18,10 +18,11 @@
 //!
 //! # Fills
 //!
-//! Only where sleeping is allowed ([`parse_and_fill`]): at `mmap()` of an executable file
-//! mapping, by sleepable parses, and by the worker that nofault misses queue
-//! (`lib/buildid_cache.c`). Writers serialize on one spinlock, which is never held across an
-//! allocation, so inode eviction can take it from reclaim.
+//! Only where sleeping is allowed, and only on demand: by sleepable parses ([`parse_and_fill`]),
+//! and by the worker that nofault misses queue (`lib/buildid_cache.c`). Nothing is read for the
+//! cache at `mmap()`: a system where nobody asks for build IDs pays for no parse. Writers
+//! serialize on one spinlock, which is never held across an allocation, so inode eviction can
+//! take it from reclaim.
 //!
 //! # Validity
 //!
@@ -406,8 +407,8 @@ fn write_grants(key: usize) -> &'static AtomicU32 {
 /// which inode eviction takes from reclaim, is held for a bounded time at any size.
 const CLOCK_SCAN_MAX: usize = 64;
 
-/// The share of the entries that may say "no build ID": every `PROT_EXEC` mapping of a file
-/// that is not ELF makes one, and they must not push out the build IDs in use.
+/// The share of the entries that may say "no build ID": every lookup of a mapped file that is
+/// not ELF makes one, and they must not push out the build IDs in use.
 const NEGATIVE_SHARE: usize = 8;
 
 fn negative_cap(max_entries: usize) -> usize {
@@ -885,8 +886,8 @@ pub fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
 }
 
 /// Fills the cache with `file`'s build ID, read as a buffered read whatever the opener asked
-/// for ([`FillSource`]); does not parse if the result could not be cached. For the `mmap()`
-/// hook and the deferred fills, which have no caller to answer.
+/// for ([`FillSource`]); does not parse if the result could not be cached. For the deferred
+/// fills, which have no caller to answer.
 ///
 /// Process context, may sleep; `file` is a regular file.
 pub fn fill(file: &LocalFile, deferred: bool) {

@@ -254,8 +254,8 @@ static void *load_probe_lib(struct __test_metadata *_metadata, const char *path,
  * A library whose header page is not in the page cache when the probe
  * fires.  Without the build ID cache, the non-sleepable helper gives up on
  * that frame and keeps the IP, the sleepable one reads the page.  With it,
- * both find the build ID that the mmap() of the library cached, and
- * nothing reads the page.
+ * both find the build ID that a query before the eviction cached (mmap()
+ * caches nothing), and nothing reads the page.
  */
 static void evicted_library(struct __test_metadata *_metadata, struct _test_data_stack *self,
 			    const char *dir, bool sleepable, bool page_cache_reads, bool cache)
@@ -272,6 +272,8 @@ static void evicted_library(struct __test_metadata *_metadata, struct _test_data
 	handle = load_probe_lib(_metadata, path, &lib_id, &probe);
 	ASSERT_NE(NULL, handle);
 	ASSERT_EQ(0, attach_probe(self, prog, path, "buildid_lib_probe"));
+	if (cache)
+		ASSERT_EQ(0, buildid_cache_ask(probe));
 	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
 
 	call_probe(probe);
@@ -325,8 +327,9 @@ TEST_F(stack, uprobe_evicted_sleepable_cached)
 
 /*
  * Both helpers, nofault and sleepable, in one call of a library on
- * @fstype with the cache on: the mmap() of the library filled the cache,
- * lookups answer the frames, and the library's frame has the ID in the file.
+ * @fstype with the cache on: a query of the library's mapping filled the
+ * cache, lookups answer the frames, and the library's frame has the ID in
+ * the file.
  */
 static void cached_library(struct __test_metadata *_metadata, struct _test_data_stack *self,
 			   const char *dir, const char *fstype)
@@ -346,6 +349,7 @@ static void cached_library(struct __test_metadata *_metadata, struct _test_data_
 	ASSERT_NE(NULL, handle);
 	ASSERT_EQ(0, attach_probe(self, "uprobe_stack", path, "buildid_lib_probe"));
 	ASSERT_EQ(0, attach_probe(self, "uprobe_stack_sleepable", path, "buildid_lib_probe"));
+	ASSERT_EQ(0, buildid_cache_ask(probe));
 
 	hits = buildid_cache_stat("hits");
 	ASSERT_LE(0, hits);

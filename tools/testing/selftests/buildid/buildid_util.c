@@ -976,6 +976,22 @@ int buildid_cache_drain(void)
 	return 0;
 }
 
+int buildid_cache_ask(const void *addr)
+{
+	unsigned char id[BUILD_ID_MAX];
+	struct procmap_query q;
+	int fd, ret;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = procmap_query(fd, (uintptr_t)addr, &q, id, sizeof(id));
+	close(fd);
+	if (!ret && !q.build_id_size)
+		ret = -ENODATA;
+	return ret;
+}
+
 /* PERF_RECORD_MMAP2 as the kernel writes it with attr.build_id set. */
 struct mmap2_record {
 	struct perf_event_header header;

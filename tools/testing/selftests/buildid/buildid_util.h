@@ -149,6 +149,12 @@ int cache_switch_set(struct cache_switch *s, int on);
 void cache_switch_restore(struct cache_switch *s);
 /* Waits for the cache's queued fills, which hold file references. */
 int buildid_cache_drain(void);
+/*
+ * Asks for the build ID of our mapping at @addr as a profiler would
+ * (PROCMAP_QUERY, a sleepable parse), which fills the cache: mmap() does
+ * not.  0 or -errno.
+ */
+int buildid_cache_ask(const void *addr);
 /* Writes @value to the file at @path; 0 or -errno. */
 int write_string(const char *path, const char *value);
 /*

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/buildid_dev.h>
 
 #include "../kselftest_harness.h"
 #include "buildid_util.h"
@@ -674,8 +675,8 @@ static void rewrite_id(struct __test_metadata *_metadata, const char *path, uint
 
 /*
  * With the build ID cache on, an evicted note is answered from the cache
- * that mmap() filled, without reading the file; and no content change
- * ever gets the old ID back.
+ * that an earlier query filled (mmap() fills nothing), without reading the
+ * file; and no content change ever gets the old ID back.
  */
 TEST_F(procmap, cache_survives_eviction)
 {
@@ -686,6 +687,7 @@ TEST_F(procmap, cache_survives_eviction)
 	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
 	map = map_exec(_metadata, path, 0x31, &id);
 	ASSERT_NE(MAP_FAILED, map);
+	expect_build_id(_metadata, self->maps_fd, map, &id);
 	ASSERT_TRUE(evict_file(path, 0)) TH_LOG("page 0 of %s stayed in the page cache", path);
 	expect_build_id(_metadata, self->maps_fd, map, &id);
 	EXPECT_EQ(0, file_page_cached(path, 0)) TH_LOG("the file was read, the cache missed");
@@ -1000,14 +1002,17 @@ TEST_F(procmap, cache_memfd_sealed)
 }
 
 /*
- * Maps @path PROT_EXEC through a file opened O_DIRECT with its pages
- * dropped, as a user who may only read it: the fill that mmap() does must
- * not make the cache answer "no build ID" for the file.  Runs in a child
- * that opens the file, then gives up root (uid 65534) before it maps it.
+ * Maps @path PROT_EXEC through a file opened O_DIRECT, its pages evicted
+ * by the caller, as a user who may only read it, and asks for the mapping's build
+ * ID as a nofault caller (/dev/buildid's VMA query): the miss queues a fill
+ * of that O_DIRECT file, which must not make the cache answer "no build ID"
+ * for the file.  Runs in a child that opens the file and the device, then
+ * gives up root (uid 65534) before it maps the file.
  */
 static int map_exec_odirect(const char *path, bool unprivileged)
 {
-	int status, fd;
+	struct buildid_vma_query q = { .size = sizeof(q) };
+	int status, fd, dev;
 	pid_t pid = fork();
 	void *map;
 
@@ -1015,14 +1020,17 @@ static int map_exec_odirect(const char *path, bool unprivileged)
 		return -1;
 	if (!pid) {
 		fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-		if (fd < 0)
+		dev = open_buildid_dev();
+		if (fd < 0 || dev < 0)
 			_exit(10);
 		if (unprivileged && (setgid(65534) || setuid(65534)))
 			_exit(11);
-		if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
-			_exit(12);
 		map = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-		_exit(map == MAP_FAILED ? 13 : 0);
+		if (map == MAP_FAILED)
+			_exit(13);
+		/* Nothing in the page cache (the caller evicted it), nothing cached: a miss. */
+		q.addr = (uintptr_t)map;
+		_exit(ioctl(dev, BUILDID_IOC_VMA, &q) ? 0 : 14);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
@@ -1050,6 +1058,7 @@ TEST_F(procmap, cache_not_poisoned_by_odirect)
 		build_id_pattern(&c.id, 20, 0xa0 + unprivileged);
 		ASSERT_EQ(0, elf_craft_file(path, &c));
 		ASSERT_EQ(0, chmod(path, 0644));
+		ASSERT_TRUE(evict_file(path, 0));
 		ASSERT_EQ(0, map_exec_odirect(path, unprivileged));
 		ASSERT_EQ(0, buildid_cache_drain());
 		/* A mapping through an ordinary open, the cache on. */
@@ -1103,6 +1112,7 @@ TEST_F(procmap, cache_sysctl_write_past_start)
 	ASSERT_EQ(2, write(fd, "1\n", 2));
 	map = map_exec(_metadata, path, 0x33, &id);
 	ASSERT_NE(MAP_FAILED, map);
+	expect_build_id(_metadata, self->maps_fd, map, &id);
 	/* At offset 2: ignored. */
 	EXPECT_LE(0, write(fd, "1\n", 2));
 	close(fd);
