@@ -191,7 +191,6 @@ bool buildid_cache_sealed_against_writes(struct file *file)
 	return seals >= 0 && (seals & F_SEAL_WRITE);
 }
 
-/* Also incremented by the Rust lookup itself: see buildid_cache.h. */
 DEFINE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 
 void buildid_cache_count(enum buildid_cache_stat stat)
@@ -850,6 +849,11 @@ static int buildid_cache_stats_show(struct seq_file *m, void *v)
 
 	for (stat = 0; stat < BUILDID_CACHE_NR_STATS; stat++) {
 		unsigned long sum = 0;
+
+		/* Lookups are counted with CONFIG_BUILDID_CACHE_STATS only. */
+		if (!IS_ENABLED(CONFIG_BUILDID_CACHE_STATS) &&
+		    (stat == BUILDID_CACHE_HIT || stat == BUILDID_CACHE_MISS))
+			continue;
 
 		for_each_possible_cpu(cpu)
 			sum += per_cpu(buildid_cache_stats, cpu)[stat];

@@ -80,10 +80,8 @@ DECLARE_STATIC_KEY_FALSE(buildid_cache_hooks);
 /*
  * lib/buildid_cache.c
  *
- * The counters are not static: on x86-64 the cache lookup in Rust increments
- * them in place, with the instruction this_cpu_inc() would emit, because a
- * call to buildid_cache_count() costs a hit an eighth of its time; the BPF
- * stack helpers add to them with buildid_cache_count_n(), inline.
+ * The counters are not static: the BPF stack helpers add to them with
+ * buildid_cache_count_n(), inline.
  */
 DECLARE_PER_CPU(unsigned long[BUILDID_CACHE_NR_STATS], buildid_cache_stats);
 void buildid_cache_count(enum buildid_cache_stat stat);

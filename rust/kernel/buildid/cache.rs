@@ -84,35 +84,18 @@ pub use bindings::{
 };
 
 /// Increments this CPU's counter of `stat`. Usable in any context, NMI included.
-///
-/// On x86-64 SMP this is `this_cpu_inc()` in place: every cache hit counts, and a call into C
-/// would cost a hit an eighth of its time, as Rust cannot inline the C macro.
-#[inline]
 fn count(stat: Stat) {
-    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-    if stat < bindings::buildid_cache_stat_BUILDID_CACHE_NR_STATS {
-        // SAFETY: The instruction `this_cpu_inc(buildid_cache_stats[stat])` emits on x86-64
-        // SMP, where `%gs` holds this CPU's per-CPU base and a per-CPU symbol's address is its
-        // offset from that base. `stat` is in bounds of the array. One read-modify-write
-        // instruction cannot be split by an interrupt, an NMI or a migration, so it is safe in
-        // any context; it touches no stack and only that counter.
-        unsafe {
-            core::arch::asm!(
-                "incq %gs:{stats}(,{stat},8)",
-                stats = sym bindings::buildid_cache_stats,
-                stat = in(reg) stat as usize,
-                options(att_syntax, nostack),
-            )
-        };
-        return;
-    }
     // SAFETY: An FFI call that only increments a per-CPU counter; usable in any context.
     unsafe { bindings::buildid_cache_count(stat) };
 }
 
-// `count()`'s `incq` increments an `unsigned long`.
-#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-const _: () = assert!(core::mem::size_of::<core::ffi::c_ulong>() == 8);
+/// Counts a lookup as a hit or a miss, with `CONFIG_BUILDID_CACHE_STATS` only: every hit would
+/// pay for the call, a noticeable share of its time.
+#[inline(always)]
+fn count_lookup(_stat: Stat) {
+    #[cfg(CONFIG_BUILDID_CACHE_STATS)]
+    count(_stat);
+}
 
 /// What a parse found for one inode, and what the inode looked like before the parse.
 ///
@@ -516,7 +499,7 @@ fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
             entry.id
         })
     })?;
-    count(if hit.is_some() { HIT } else { MISS });
+    count_lookup(if hit.is_some() { HIT } else { MISS });
     hit.map(|id| id.ok_or(EINVAL))
 }
 
