@@ -10,23 +10,63 @@ mod procmap;
 mod record_exits;
 mod textmaps;
 
+use clap::{Parser, Subcommand};
 use procmap::{Maps, Vma, FILE_BACKED_VMA, VMA_EXECUTABLE};
+use serde::Serialize;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: buildid [--json] [--fallback] PID [ADDR...]
-       buildid [--json] --file PATH
+/// Print the build IDs of a process' file mappings, as the kernel reports them through the
+/// PROCMAP_QUERY ioctl of /proc/PID/maps, or record them as processes exit.
+#[derive(Debug, Parser)]
+#[command(
+    name = "buildid",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "For each ADDR (hex), the VMA covering it: range, permissions, file offset, \
+                  build ID and path; without ADDR, every file-backed executable mapping."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    show: Args,
+}
 
-For each ADDR (hex), the VMA covering it: range, permissions, file offset,
-build ID and path; without ADDR, every file-backed executable mapping.
---fallback reads /proc/PID/maps and the files instead of using PROCMAP_QUERY,
-as is done when the kernel lacks it.";
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Record the executable file mappings of every process that exits or execs, with their
+    /// build IDs, until SIGINT or SIGTERM
+    #[command(long_about = record_exits::LONG_ABOUT)]
+    RecordExits(record_exits::Options),
+}
 
+/// What `buildid [--json] [--fallback] PID [ADDR...]` and `buildid --file PATH` ask for.
+#[derive(Debug, clap::Args)]
 struct Args {
+    /// One JSON object per line
+    #[arg(long)]
     json: bool,
+    /// Read /proc/PID/maps and the mapped files instead of using PROCMAP_QUERY, as is done
+    /// when the kernel lacks it (ENOTTY, before 6.11)
+    #[arg(long, conflicts_with = "file")]
     fallback: bool,
+    /// Print one file's build ID, read in user space
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["pid", "addrs"])]
     file: Option<String>,
-    pid: u32,
+    /// The process whose mappings to print
+    #[arg(required_unless_present = "file")]
+    pid: Option<u32>,
+    /// Addresses (hex, with or without 0x) whose mappings to print
+    #[arg(value_name = "ADDR", value_parser = parse_addr)]
     addrs: Vec<u64>,
+}
+
+impl Args {
+    fn pid(&self) -> u32 {
+        // Required unless --file, which returns before any use of the PID.
+        self.pid.unwrap_or(0)
+    }
 }
 
 fn parse_addr(s: &str) -> Result<u64, String> {
@@ -34,68 +74,8 @@ fn parse_addr(s: &str) -> Result<u64, String> {
     u64::from_str_radix(hex, 16).map_err(|_| format!("bad address '{s}' (hex expected)"))
 }
 
-fn parse_args(argv: &[String]) -> Result<Args, String> {
-    let mut json = false;
-    let mut fallback = false;
-    let mut file = None;
-    let mut rest = Vec::new();
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => json = true,
-            "--fallback" => fallback = true,
-            "--file" => {
-                let path = it.next().ok_or("--file needs a PATH")?;
-                file = Some(path.clone());
-            }
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            s if s.starts_with("--") => return Err(format!("unknown option {s}\n{USAGE}")),
-            s => rest.push(s),
-        }
-    }
-    if file.is_some() {
-        if !rest.is_empty() || fallback {
-            return Err(format!("--file takes no PID, ADDR or --fallback\n{USAGE}"));
-        }
-        return Ok(Args {
-            json,
-            fallback,
-            file,
-            pid: 0,
-            addrs: Vec::new(),
-        });
-    }
-    let (pid, addrs) = rest.split_first().ok_or_else(|| USAGE.to_string())?;
-    let pid = pid.parse().map_err(|_| format!("bad pid '{pid}'"))?;
-    let addrs = addrs
-        .iter()
-        .map(|a| parse_addr(a))
-        .collect::<Result<_, _>>()?;
-    Ok(Args {
-        json,
-        fallback,
-        file,
-        pid,
-        addrs,
-    })
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn text_line(addr: Option<u64>, vma: &Vma) -> String {
@@ -115,23 +95,30 @@ fn text_line(addr: Option<u64>, vma: &Vma) -> String {
     )
 }
 
+/// One VMA as `--json` prints it.
+#[derive(Serialize)]
+struct VmaLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    addr: Option<String>,
+    start: String,
+    end: String,
+    perms: String,
+    offset: String,
+    build_id: Option<String>,
+    path: &'a str,
+}
+
 fn json_line(addr: Option<u64>, vma: &Vma) -> String {
-    let at = addr
-        .map(|a| format!("\"addr\":\"0x{a:x}\","))
-        .unwrap_or_default();
-    format!(
-        "{{{at}\"start\":\"0x{:x}\",\"end\":\"0x{:x}\",\"perms\":\"{}\",\"offset\":\"0x{:x}\",\"build_id\":{},\"path\":{}}}",
-        vma.start,
-        vma.end,
-        vma.perms(),
-        vma.offset,
-        if vma.build_id.is_empty() {
-            "null".to_string()
-        } else {
-            json_str(&hex(&vma.build_id))
-        },
-        json_str(&vma.name)
-    )
+    let line = VmaLine {
+        addr: addr.map(|a| format!("0x{a:x}")),
+        start: format!("0x{:x}", vma.start),
+        end: format!("0x{:x}", vma.end),
+        perms: vma.perms(),
+        offset: format!("0x{:x}", vma.offset),
+        build_id: (!vma.build_id.is_empty()).then(|| hex(&vma.build_id)),
+        path: &vma.name,
+    };
+    serde_json::to_string(&line).unwrap_or_default()
 }
 
 /// The rows to print, from PROCMAP_QUERY.
@@ -157,7 +144,7 @@ fn rows_from_ioctl(maps: &Maps, args: &Args) -> std::io::Result<Vec<(Option<u64>
 
 /// The rows to print, from the text of /proc/PID/maps and the files.
 fn rows_from_text(args: &Args) -> Result<Vec<(Option<u64>, Vma)>, String> {
-    let vmas = textmaps::read(args.pid).map_err(|e| format!("/proc/{}/maps: {e}", args.pid))?;
+    let vmas = textmaps::read(args.pid()).map_err(|e| format!("/proc/{}/maps: {e}", args.pid()))?;
     let mut rows = Vec::new();
     if args.addrs.is_empty() {
         for vma in vmas {
@@ -175,7 +162,7 @@ fn rows_from_text(args: &Args) -> Result<Vec<(Option<u64>, Vma)>, String> {
         }
     }
     for (_, vma) in &mut rows {
-        textmaps::add_build_id(args.pid, vma);
+        textmaps::add_build_id(args.pid(), vma);
     }
     Ok(rows)
 }
@@ -186,11 +173,16 @@ fn print_file(args: &Args, path: &str) -> Result<(), String> {
         _ => format!("{path}: {e}"),
     })?;
     if args.json {
-        println!(
-            "{{\"path\":{},\"build_id\":{}}}",
-            json_str(path),
-            json_str(&hex(&id))
-        );
+        #[derive(Serialize)]
+        struct FileLine<'a> {
+            path: &'a str,
+            build_id: String,
+        }
+        let line = FileLine {
+            path,
+            build_id: hex(&id),
+        };
+        println!("{}", serde_json::to_string(&line).unwrap_or_default());
     } else {
         println!("{} {path}", hex(&id));
     }
@@ -204,14 +196,14 @@ fn run(args: &Args) -> Result<(), String> {
     let rows = if args.fallback {
         rows_from_text(args)?
     } else {
-        let maps = Maps::open(args.pid).map_err(|e| format!("/proc/{}/maps: {e}", args.pid))?;
+        let maps = Maps::open(args.pid()).map_err(|e| format!("/proc/{}/maps: {e}", args.pid()))?;
         match rows_from_ioctl(&maps, args) {
             Ok(rows) => rows,
             Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => {
                 eprintln!(
                     "buildid: PROCMAP_QUERY is not supported by this kernel (ENOTTY); \
                      using /proc/{}/maps and reading the files in user space",
-                    args.pid
+                    args.pid()
                 );
                 rows_from_text(args)?
             }
@@ -232,12 +224,11 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let result = match argv.split_first() {
-        Some((cmd, rest)) if cmd == "record-exits" => {
-            record_exits::parse_args(rest).and_then(|opts| record_exits::run(&opts))
-        }
-        _ => parse_args(&argv).and_then(|args| run(&args)),
+    // Usage errors, --help and --version exit here, with clap's message and status.
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Some(Command::RecordExits(opts)) => record_exits::run(opts),
+        None => run(&cli.show),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -251,28 +242,55 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
-    #[test]
-    fn args() {
-        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let a = parse_args(&v(&["--json", "12", "0x400000", "7fff"])).unwrap();
-        assert!(a.json && !a.fallback);
-        let f = parse_args(&v(&["--file", "/bin/sh"])).unwrap();
-        assert_eq!(f.file.as_deref(), Some("/bin/sh"));
-        assert!(parse_args(&v(&["--file"])).is_err());
-        assert!(parse_args(&v(&["--file", "/bin/sh", "1"])).is_err());
-        assert!(parse_args(&v(&["--fallback", "1"])).unwrap().fallback);
-        assert_eq!(a.pid, 12);
-        assert_eq!(a.addrs, vec![0x400000, 0x7fff]);
-        assert!(parse_args(&v(&[])).is_err());
-        assert!(parse_args(&v(&["x"])).is_err());
-        assert!(parse_args(&v(&["1", "zz"])).is_err());
-        assert!(parse_args(&v(&["--bogus", "1"])).is_err());
+    fn parse(argv: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("buildid").chain(argv.iter().copied()))
     }
 
     #[test]
-    fn json_escapes() {
-        assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    fn args() {
+        let a = parse(&["--json", "12", "0x400000", "7fff"]).unwrap().show;
+        assert!(a.json && !a.fallback);
+        assert_eq!(a.pid, Some(12));
+        assert_eq!(a.addrs, vec![0x400000, 0x7fff]);
+        let f = parse(&["--file", "/bin/sh"]).unwrap().show;
+        assert_eq!(f.file.as_deref(), Some("/bin/sh"));
+        assert!(parse(&["--file"]).is_err());
+        assert!(parse(&["--file", "/bin/sh", "1"]).is_err());
+        assert!(parse(&["--file", "/bin/sh", "--fallback"]).is_err());
+        assert!(parse(&["--fallback", "1"]).unwrap().show.fallback);
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["x"]).is_err());
+        assert!(parse(&["1", "zz"]).is_err());
+        assert!(parse(&["--bogus", "1"]).is_err());
+    }
+
+    #[test]
+    fn subcommand() {
+        let cli = parse(&["record-exits", "--json", "-o", "/tmp/x"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::RecordExits(ref o)) if o.json));
+        // The subcommand's options are its own.
+        assert!(parse(&["--json", "record-exits"]).is_err());
+        assert!(parse(&["record-exits", "12"]).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_command() {
+        let help = parse(&["--help"]).unwrap_err();
+        assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+        let text = help.to_string();
+        for word in [
+            "record-exits",
+            "--json",
+            "--fallback",
+            "--file",
+            "PID",
+            "ADDR",
+        ] {
+            assert!(text.contains(word), "--help lacks {word}:\n{text}");
+        }
+        Cli::command().debug_assert();
     }
 
     #[test]
@@ -291,6 +309,15 @@ mod tests {
         assert_eq!(
             json_line(Some(0x1800), &vma),
             "{\"addr\":\"0x1800\",\"start\":\"0x1000\",\"end\":\"0x2000\",\"perms\":\"r-xp\",\"offset\":\"0x3000\",\"build_id\":\"ab01\",\"path\":\"/bin/x\"}"
+        );
+        let odd = Vma {
+            name: "/tmp/a\"b\\c\n\u{1}".into(),
+            build_id: Vec::new(),
+            ..vma
+        };
+        assert_eq!(
+            json_line(None, &odd),
+            "{\"start\":\"0x1000\",\"end\":\"0x2000\",\"perms\":\"r-xp\",\"offset\":\"0x3000\",\"build_id\":null,\"path\":\"/tmp/a\\\"b\\\\c\\n\\u0001\"}"
         );
     }
 }

@@ -16,7 +16,9 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
 use regex::Regex;
 
-use crate::{hex, json_str};
+use serde::Serialize;
+
+use crate::hex;
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/record_exits.skel.rs"));
@@ -32,54 +34,40 @@ const KIND_END: u32 = 2;
 const EVENT_EXIT: u32 = 1;
 const EVENT_EXEC: u32 = 2;
 
-pub const USAGE: &str =
-    "usage: buildid record-exits [--json] [--comm REGEX] [-o FILE] [--buffer-mb N]
-
-Until SIGINT or SIGTERM, prints the executable file mappings of every
-process that exits (or execs: its old image goes away) with their build
-IDs, one line per mapping: event, pid, comm, range, file offset, device,
-inode, path and build ID (or why there is none).  --comm keeps the
-processes whose command name matches REGEX.  Needs root and a kernel with
-BTF and the bpf_vma_build_id() kfunc.  --buffer-mb sets the ring buffer the
-programs fill (32 MiB, a power of two): what is lost when this program
-cannot keep up is counted and reported at the end.";
+/// `buildid help record-exits`.
+pub const LONG_ABOUT: &str =
+    "Until SIGINT or SIGTERM, prints the executable file mappings of every \
+process that exits (or execs: its old image goes away) with their build IDs, one line per \
+mapping: event, pid, comm, range, file offset, device, inode, path and build ID (or why there is \
+none).  Needs root and a kernel with BTF and the bpf_vma_build_id() kfunc.";
 
 /// The ring buffer's size by default: a burst of about 5000 exits of
 /// processes with a few libraries each, at about 900 bytes per mapping.
 const DEFAULT_BUFFER_MB: u32 = 32;
 
 /// What the command line asks for.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, PartialEq, clap::Args)]
 pub struct Options {
+    /// One JSON object per line, with the time of the event
+    #[arg(long)]
     pub json: bool,
+    /// Keep the processes whose command name matches REGEX
+    #[arg(long, value_name = "REGEX")]
     pub comm: Option<String>,
+    /// Write the lines to FILE instead of standard output
+    #[arg(short = 'o', value_name = "FILE")]
     pub output: Option<String>,
+    /// The ring buffer that the BPF programs fill, in MiB (a power of two): what is lost when
+    /// this program cannot keep up is counted and reported at the end
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BUFFER_MB, value_parser = parse_buffer_mb)]
     pub buffer_mb: u32,
 }
 
-pub fn parse_args(argv: &[String]) -> Result<Options, String> {
-    let mut opts = Options {
-        buffer_mb: DEFAULT_BUFFER_MB,
-        ..Options::default()
-    };
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => opts.json = true,
-            "--comm" => opts.comm = Some(it.next().ok_or("--comm needs a REGEX")?.clone()),
-            "-o" => opts.output = Some(it.next().ok_or("-o needs a FILE")?.clone()),
-            "--buffer-mb" => {
-                opts.buffer_mb = it
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .filter(|n: &u32| n.is_power_of_two() && *n <= 1024)
-                    .ok_or("--buffer-mb needs a power of two from 1 to 1024")?
-            }
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            s => return Err(format!("unexpected argument {s}\n{USAGE}")),
-        }
-    }
-    Ok(opts)
+fn parse_buffer_mb(s: &str) -> Result<u32, String> {
+    s.parse()
+        .ok()
+        .filter(|n: &u32| n.is_power_of_two() && *n <= 1024)
+        .ok_or_else(|| "a power of two from 1 to 1024 expected".to_string())
 }
 
 /// One record of the ring buffer.
@@ -203,6 +191,24 @@ fn event_name(event: u32) -> &'static str {
     }
 }
 
+/// One mapping as `--json` prints it.
+#[derive(Serialize)]
+struct MappingLine<'a> {
+    event: &'static str,
+    time_ns: u64,
+    pid: u32,
+    comm: &'a str,
+    start: String,
+    end: String,
+    offset: String,
+    dev: String,
+    inode: u64,
+    path: &'a str,
+    build_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
 /// One output line for mapping `r`.
 fn format_mapping(r: &Record, json: bool) -> String {
     let (major, minor) = (r.dev >> 20, r.dev & 0xfffff);
@@ -213,28 +219,21 @@ fn format_mapping(r: &Record, json: bool) -> String {
         r.path.clone()
     };
     if json {
-        let id = if r.build_id.is_empty() {
-            format!("null,\"error\":{}", json_str(&why_no_id(r.build_id_ret)))
-        } else {
-            json_str(&hex(&r.build_id))
+        let line = MappingLine {
+            event: event_name(r.event),
+            time_ns: r.time_ns,
+            pid: r.pid,
+            comm: &r.comm,
+            start: format!("{:#x}", r.start),
+            end: format!("{:#x}", r.end),
+            offset: format!("{:#x}", r.offset),
+            dev: format!("{major:02x}:{minor:02x}"),
+            inode: r.ino,
+            path: &path,
+            build_id: (!r.build_id.is_empty()).then(|| hex(&r.build_id)),
+            error: r.build_id.is_empty().then(|| why_no_id(r.build_id_ret)),
         };
-        format!(
-            "{{\"event\":\"{}\",\"time_ns\":{},\"pid\":{},\"comm\":{},\"start\":\"{:#x}\",\
-             \"end\":\"{:#x}\",\"offset\":\"{:#x}\",\"dev\":\"{:02x}:{:02x}\",\"inode\":{},\"path\":{},\
-             \"build_id\":{}}}",
-            event_name(r.event),
-            r.time_ns,
-            r.pid,
-            json_str(&r.comm),
-            r.start,
-            r.end,
-            r.offset,
-            major,
-            minor,
-            r.ino,
-            json_str(&path),
-            id
-        )
+        serde_json::to_string(&line).unwrap_or_default()
     } else {
         let id = if r.build_id.is_empty() {
             format!("- ({})", why_no_id(r.build_id_ret))
@@ -526,21 +525,28 @@ mod tests {
 
     #[test]
     fn args() {
-        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let o = parse_args(&v(&["--json", "--comm", "^py", "-o", "/tmp/x"])).unwrap();
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            opts: Options,
+        }
+        let parse_args = |argv: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(
+                std::iter::once("record-exits").chain(argv.iter().copied()),
+            )
+            .map(|cli| cli.opts)
+        };
+        let o = parse_args(&["--json", "--comm", "^py", "-o", "/tmp/x"]).unwrap();
         assert!(o.json);
         assert_eq!(o.comm.as_deref(), Some("^py"));
         assert_eq!(o.output.as_deref(), Some("/tmp/x"));
         assert_eq!(o.buffer_mb, DEFAULT_BUFFER_MB);
-        assert_eq!(
-            parse_args(&v(&["--buffer-mb", "128"])).unwrap().buffer_mb,
-            128
-        );
-        assert!(parse_args(&v(&["--buffer-mb", "3"])).is_err());
-        assert!(parse_args(&v(&["--buffer-mb", "2048"])).is_err());
-        assert!(parse_args(&v(&["--buffer-mb"])).is_err());
-        assert!(parse_args(&v(&["--comm"])).is_err());
-        assert!(parse_args(&v(&["12"])).is_err());
+        assert_eq!(parse_args(&["--buffer-mb", "128"]).unwrap().buffer_mb, 128);
+        assert!(parse_args(&["--buffer-mb", "3"]).is_err());
+        assert!(parse_args(&["--buffer-mb", "2048"]).is_err());
+        assert!(parse_args(&["--buffer-mb"]).is_err());
+        assert!(parse_args(&["--comm"]).is_err());
+        assert!(parse_args(&["12"]).is_err());
     }
 
     #[test]
