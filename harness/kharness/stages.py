@@ -107,18 +107,28 @@ BPF_SELFTEST_HELPERS = ("urandom_read", "liburandom_read.so", "uprobe_multi")
 
 
 def link_subset(src, sub, out, names):
-    """out/sub: links to src/sub's names (and nothing else but a generated tests.h)."""
+    """out/sub: links to src/sub's names (and nothing else but a generated tests.h).
+
+    The selftests' Makefile regenerates tests.h only when a test is newer
+    than it, so a test added to the subset since the last build would not be
+    in the list: the list goes whenever the links change.
+    """
     d = os.path.join(out, sub)
     os.makedirs(d, exist_ok=True)
+    changed = False
     for name in os.listdir(d):
         if name not in names and name != "tests.h":
             os.unlink(os.path.join(d, name))
+            changed = True
     for name in names:
         link, target = os.path.join(d, name), os.path.join(src, sub, name)
         if not (os.path.islink(link) and os.readlink(link) == target):
             if os.path.lexists(link):
                 os.unlink(link)
             os.symlink(target, link)
+            changed = True
+    if changed and os.path.exists(os.path.join(d, "tests.h")):
+        os.unlink(os.path.join(d, "tests.h"))
     # The objects are compiled as $(CURDIR)/<dir>/x.c: the make variables
     # name the directories relative to src.
     return os.path.relpath(d, src)

@@ -92,5 +92,29 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(others, ["test_verifier #2/u invalid call insn1"])
 
 
+class LinkSubsetTest(unittest.TestCase):
+    """The generated test list goes when the subset changes, and only then."""
+
+    def test_list_regenerated_when_a_test_is_added(self):
+        import os
+        import tempfile
+        from kharness.stages import link_subset
+
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = os.path.join(tmp, "src"), os.path.join(tmp, "out")
+            os.makedirs(os.path.join(src, "prog_tests"))
+            for name in ("a.c", "b.c"):
+                open(os.path.join(src, "prog_tests", name), "w").close()
+            tests_h = os.path.join(out, "prog_tests", "tests.h")
+
+            link_subset(src, "prog_tests", out, ["a.c"])
+            open(tests_h, "w").close()
+            link_subset(src, "prog_tests", out, ["a.c"])
+            self.assertTrue(os.path.exists(tests_h), "an unchanged subset kept its list")
+            link_subset(src, "prog_tests", out, ["a.c", "b.c"])
+            self.assertFalse(os.path.exists(tests_h), "a stale list of tests was kept")
+            self.assertEqual(sorted(os.listdir(os.path.dirname(tests_h))), ["a.c", "b.c"])
+
+
 if __name__ == "__main__":
     unittest.main()
