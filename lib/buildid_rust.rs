@@ -183,7 +183,7 @@ pub unsafe extern "C" fn init_vmlinux_build_id() {
 pub mod cache_exports {
     use kernel::{
         bindings,
-        buildid::{cache, Mode},
+        buildid::{cache, Mode, BUILD_ID_SIZE_MAX},
         error::{code::*, Result},
         ffi::{c_int, c_uchar, c_uint},
         fs::{file::File, inode::Inode},
@@ -230,13 +230,22 @@ pub mod cache_exports {
     ) -> c_int {
         // SAFETY: The caller guarantees that `inode` stays valid during the call.
         let inode = unsafe { Inode::from_raw(inode) };
-        let result = if inode.is_regular() {
-            cache::lookup_inode(inode).unwrap_or(Err(ENOENT))
-        } else {
-            Err(EINVAL)
-        };
-        // SAFETY: Forwarded from the caller.
-        unsafe { super::store(result, build_id, size) }
+        if !inode.is_regular() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: The caller guarantees `build_id` is valid for writing `BUILD_ID_SIZE_MAX`
+        // bytes, and a byte array has no alignment requirement.
+        let out = unsafe { &mut *build_id.cast::<[u8; BUILD_ID_SIZE_MAX]>() };
+        match cache::lookup_inode_into(inode, out) {
+            Ok(id_size) => {
+                if !size.is_null() {
+                    // SAFETY: `size` is not NULL, so the caller guarantees it is writable.
+                    unsafe { size.write(id_size) };
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// Fills the cache with `file`'s build ID unless it is cached already; may sleep.

@@ -187,11 +187,14 @@ impl Stamp {
     /// Reads `inode`'s stamp. Usable in any context, NMI included.
     #[inline]
     fn read(inode: &Inode) -> Self {
-        let mut stamp = bindings::buildid_inode_stamp::default();
+        // Not zeroed first: the callee writes every field, and a hit is short enough for the
+        // stores to show.
+        let mut stamp = core::mem::MaybeUninit::<bindings::buildid_inode_stamp>::uninit();
         // SAFETY: `inode` is valid for the call, and `stamp` for writes; the callee only loads
         // fields of the inode and its mapping.
-        unsafe { bindings::buildid_cache_inode_stamp(inode.as_ptr(), &mut stamp) };
-        Self(stamp)
+        unsafe { bindings::buildid_cache_inode_stamp(inode.as_ptr(), stamp.as_mut_ptr()) };
+        // SAFETY: `buildid_cache_inode_stamp()` assigns every field of the struct.
+        Self(unsafe { stamp.assume_init() })
     }
 
     /// Whether nobody may change the content unseen: nobody holds write access (which
@@ -453,7 +456,8 @@ fn hooks_on() -> bool {
 }
 
 /// Runs `f` on the published table under the RCU read lock; `None` while the cache is off.
-#[inline]
+// Always inlined: it is the whole of every hit path.
+#[inline(always)]
 fn with_table<R>(f: impl FnOnce(&Table) -> R) -> Option<R> {
     let _guard = rcu::read_lock();
     // SAFETY: A published table is freed only after a grace period following its replacement,
@@ -477,15 +481,6 @@ pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
     lookup_key(file.data_inode(mode == Mode::Sleepable))
 }
 
-/// [`lookup`] by the inode that holds a file's data: the file's own inode, or for an overlayfs
-/// file the inode below. For callers that hold no file reference, such as lockless VMA readers.
-///
-/// Usable in any context, NMI included.
-#[inline]
-pub fn lookup_inode(inode: &Inode) -> Option<Result<BuildId>> {
-    lookup_key(Some(inode))
-}
-
 /// [`lookup`] of `inode`; `None` stands for a file without a data inode, which misses.
 // Always inlined: every hit runs it, and its callers are the whole of their own hit paths.
 #[inline(always)]
@@ -501,6 +496,32 @@ fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
     })?;
     count_lookup(if hit.is_some() { HIT } else { MISS });
     hit.map(|id| id.ok_or(EINVAL))
+}
+
+/// [`lookup`] by the inode that holds a file's data (the file's own inode, or for an overlayfs
+/// file the inode below), for callers that hold no file reference, such as lockless VMA readers:
+/// copies a cached build ID, zero-padded, to `out` and returns its size; fails with [`ENOENT`]
+/// on a miss or while the cache is off, and with [`EINVAL`] for a file cached as having no
+/// build ID.
+///
+/// The ID goes from the entry to `out` in one copy: a hit is short enough for the copies
+/// through `Option<Result<BuildId>>` to show. Usable in any context, NMI included.
+#[inline]
+pub fn lookup_inode_into(inode: &Inode, out: &mut [u8; elf::BUILD_ID_SIZE_MAX]) -> Result<u32> {
+    let hit = with_table(|table| {
+        let (_, entry) = table.find(inode.key())?;
+        if !entry.describes(inode) {
+            return None;
+        }
+        entry.touch();
+        Some(entry.id.as_ref().map(|id| {
+            *out = *id.padded();
+            id.size()
+        }))
+    })
+    .flatten();
+    count_lookup(if hit.is_some() { HIT } else { MISS });
+    hit.ok_or(ENOENT)?.ok_or(EINVAL)
 }
 
 /// Whether the cache holds an entry for `file` that describes its content; counts nothing.
