@@ -26,6 +26,7 @@ from .common import CACHE, REPO, HarnessError, info, stream
 from .guest import BPF_CLANG
 from .kbuild import BENCH_FRAGMENT, FRAGMENT, Kernel, check_config, merge_fragments, \
     parse_config, parse_fragment, toolchain_vars
+from .parsers import marked_section
 from .stages import link_subset
 from .tally import Tally
 from .tree import Source
@@ -240,15 +241,10 @@ def parse_results(text):
     """({"test_verifier #N/u name" or "test_progs name": result}, {runner: (status, summary)})."""
     results, runs = {}, {}
     for runner in ("test_verifier", "test_progs"):
-        mark = f"=== {runner} ==="
-        if mark not in text:
+        section = marked_section(text, f"=== {runner} ===", SECTION_END, runner)
+        if not section:
             continue
-        body = text.split(mark, 1)[1]
-        end = SECTION_END.search(body)
-        while end and end.group(1) != runner:
-            end = SECTION_END.search(body, end.end())
-        status = int(end.group(2)) if end else None
-        body = body[:end.start()] if end else body
+        body, status = section
         summary = (VERIFIER_SUMMARY if runner == "test_verifier" else PROGS_SUMMARY).search(body)
         runs[runner] = (status, summary.group(0) if summary else None)
         pattern = VERIFIER_RESULT if runner == "test_verifier" else PROGS_RESULT

@@ -222,21 +222,30 @@ HW_PMU = re.compile(r"^hw-pmu=(yes|no)$", re.M)
 BUILDID_CACHE_OFF = re.compile(r"^buildid-cache=0$", re.M)
 
 
+def marked_section(text, start, end_re, name):
+    """(the text after start up to end_re's match named name, that match's status).
+
+    end_re's groups are the name and the status; a section that never ended
+    runs to the end of text, with status None.  None if start is not in text.
+    """
+    if start not in text:
+        return None
+    body = text.split(start, 1)[1]
+    end = end_re.search(body)
+    while end and end.group(1) != name:
+        end = end_re.search(body, end.end())
+    if not end:
+        return body, None
+    return body[:end.start()], int(end.group(2))
+
+
 def split_parts(text):
     """{part: (its output, its status or None)} of the kselftest boot's output."""
     found = {}
     for part in KSELFTEST_PARTS:
-        mark = PART_START.format(part)
-        if mark not in text:
-            continue
-        body = text.split(mark, 1)[1]
-        end = PART_END.search(body)
-        while end and end.group(1) != part:
-            end = PART_END.search(body, end.end())
-        if end:
-            found[part] = (body[:end.start()], int(end.group(2)))
-        else:
-            found[part] = (body, None)
+        section = marked_section(text, PART_START.format(part), PART_END, part)
+        if section:
+            found[part] = section
     return found
 
 
