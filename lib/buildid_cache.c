@@ -438,16 +438,17 @@ bool buildid_cache_defer_fill(struct file *file)
 }
 
 /*
- * buildid_cache_defer_fill() for the file of a VMA read without mmap_lock,
- * which nothing pins: the file may have been put since, and its memory
- * reused for another file (SLAB_TYPESAFE_BY_RCU).  A reference taken with
- * atomic_long_inc_not_zero() (a full barrier when it succeeds) is to the
- * VMA's file if the VMA is unchanged after it.  Otherwise it may be to any
- * file, even one still being opened, and is handed to the worker only to be
- * dropped: fput() cannot be called here.  Any context, under the
- * rcu_read_lock() of the snapshot.
+ * buildid_cache_defer_fill() for the file of a VMA that
+ * buildid_cache_vma_lookup() read without mmap_lock, which nothing pins:
+ * the file may have been put since, and its memory reused for another file
+ * (SLAB_TYPESAFE_BY_RCU).  A reference taken with atomic_long_inc_not_zero()
+ * (a full barrier when it succeeds) is to the VMA's file if the VMA is
+ * unchanged after it.  Otherwise it may be to any file, even one still
+ * being opened, and is handed to the worker only to be dropped: fput()
+ * cannot be called here.  Any context, under the rcu_read_lock() of the
+ * snapshot.
  */
-static void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap)
+void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap)
 {
 	struct file **slot = buildid_defer_reserve(snap->inode);
 	struct file *file = snap->file;
@@ -483,57 +484,6 @@ bool buildid_cache_lockless_vma_enabled(void)
 {
 	return READ_ONCE(buildid_cache_lockless_vma) &&
 	       static_branch_unlikely(&buildid_cache_hooks);
-}
-
-/**
- * buildid_cache_vma_lookup() - The cached build ID of the file mapped at @addr, without mmap_lock.
- * @mm: a memory map of which the caller holds a user (current->mm, say)
- * @addr: a user address
- * @build_id: where the build ID goes, BUILD_ID_SIZE_MAX bytes, zero-padded
- * @size: where its size goes, or NULL
- * @range: where the VMA's range and the file offset of its start go: every
- *	address in it mapped the same file at that instant
- *
- * Reads the VMA with vma_snapshot_under_rcu() and looks its file's inode up
- * in the cache: no lock of any kind, no wait for a writer, no allocation.
- * So a sample in NMI, or of a process whose other threads hold mmap_lock,
- * gets the build ID; a miss queues a fill.
- *
- * Return: 0; -ENOENT if no file was mapped at @addr; -EINVAL if the file is
- * not a regular file or is cached as having no build ID; -EAGAIN if the
- * VMA could not be read without its lock, the cache has no answer yet, or
- * lockless lookups are off: then ask under mmap_lock.
- */
-int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-			     unsigned char *build_id, u32 *size,
-			     struct buildid_vma_range *range)
-{
-	struct vma_snapshot snap;
-	int err;
-
-	if (!buildid_cache_lockless_vma_enabled())
-		return -EAGAIN;
-
-	rcu_read_lock();
-	/* -ENOENT from it: nothing was mapped there at one instant. */
-	err = vma_snapshot_under_rcu(mm, addr, &snap);
-	if (!err && !snap.file)
-		err = -ENOENT;
-	if (!err) {
-		err = buildid_cache_lookup_inode(snap.inode, build_id, size);
-		if (err == -ENOENT) {
-			buildid_cache_defer_fill_unpinned(&snap);
-			err = -EAGAIN;
-		}
-	}
-	rcu_read_unlock();
-
-	if (!err) {
-		range->start = snap.start;
-		range->end = snap.end;
-		range->offset = (u64)snap.pgoff << PAGE_SHIFT;
-	}
-	return err;
 }
 
 static void buildid_fill_work_fn(struct work_struct *work)

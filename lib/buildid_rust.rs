@@ -183,10 +183,11 @@ pub unsafe extern "C" fn init_vmlinux_build_id() {
 pub mod cache_exports {
     use kernel::{
         bindings,
-        buildid::{cache, Mode, BUILD_ID_SIZE_MAX},
+        buildid::{cache, Mode},
         error::{code::*, Result},
-        ffi::{c_int, c_uchar, c_uint},
-        fs::{file::File, inode::Inode},
+        ffi::{c_int, c_uchar, c_uint, c_ulong},
+        fs::file::File,
+        mm::MmWithUser,
     };
 
     /// Looks up the cached build ID of `file`, without parsing; any context, NMI included.
@@ -211,38 +212,40 @@ pub mod cache_exports {
         unsafe { super::store(result, build_id, size) }
     }
 
-    /// Looks up the cached build ID of the file whose data `inode` holds, without parsing; any
-    /// context, NMI included.
+    /// Looks up the cached build ID of the file mapped at `addr` in `mm` without `mmap_lock`; any
+    /// context, NMI included. See [`cache::vma_lookup`].
     ///
-    /// Returns what [`buildid_cache_lookup`] does, and `-EINVAL` for an inode that is not a
-    /// regular file's.
+    /// Returns 0 and stores the ID as `build_id_parse()` does, and the VMA's range in `range`;
+    /// `-ENOENT` if no file was mapped at `addr`; `-EINVAL` if the file is not a regular file or
+    /// is cached as having no build ID; `-EAGAIN` if the VMA could not be read without its lock,
+    /// the cache has no answer yet (a fill is queued), or lockless lookups are off.
     ///
     /// # Safety
     ///
-    /// `inode` must stay valid for the call (a file referencing it, or the RCU read lock held
-    /// since it was seen referenced, as inodes are freed after a grace period); `build_id` and
-    /// `size` as for `build_id_parse()`.
+    /// `mm` must have a user (`mm_users`) for the call; `build_id` and `size` as for
+    /// `build_id_parse()`; `range` must be valid for writing a `struct buildid_vma_range`.
     #[no_mangle]
-    pub unsafe extern "C" fn buildid_cache_lookup_inode(
-        inode: *mut bindings::inode,
+    pub unsafe extern "C" fn buildid_cache_vma_lookup(
+        mm: *mut bindings::mm_struct,
+        addr: c_ulong,
         build_id: *mut c_uchar,
         size: *mut u32,
+        range: *mut bindings::buildid_vma_range,
     ) -> c_int {
-        // SAFETY: The caller guarantees that `inode` stays valid during the call.
-        let inode = unsafe { Inode::from_raw(inode) };
-        if !inode.is_regular() {
-            return EINVAL.to_errno();
-        }
-        // SAFETY: The caller guarantees `build_id` is valid for writing `BUILD_ID_SIZE_MAX`
-        // bytes, and a byte array has no alignment requirement.
-        let out = unsafe { &mut *build_id.cast::<[u8; BUILD_ID_SIZE_MAX]>() };
-        match cache::lookup_inode_into(inode, out) {
-            Ok(id_size) => {
-                if !size.is_null() {
-                    // SAFETY: `size` is not NULL, so the caller guarantees it is writable.
-                    unsafe { size.write(id_size) };
-                }
-                0
+        // SAFETY: The caller guarantees that `mm` has a user for the call.
+        let mm = unsafe { MmWithUser::from_raw(mm) };
+        match cache::vma_lookup(mm, addr) {
+            Ok((id, vma)) => {
+                // SAFETY: The caller guarantees `range` is writable.
+                unsafe {
+                    range.write(bindings::buildid_vma_range {
+                        start: vma.start,
+                        end: vma.end,
+                        offset: vma.offset,
+                    })
+                };
+                // SAFETY: Forwarded from the caller.
+                unsafe { super::store(Ok(id), build_id, size) }
             }
             Err(e) => e.to_errno(),
         }

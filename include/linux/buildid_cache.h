@@ -17,6 +17,7 @@ struct file;
 struct inode;
 struct mm_struct;
 struct vfsmount;
+struct vma_snapshot;
 
 /*
  * What buildid_cache_vma_lookup() saw of a VMA, at one instant: its range
@@ -95,10 +96,8 @@ void buildid_cache_switch_hooks(bool on);
 int buildid_cache_drain(void);
 bool buildid_cache_sealed_against_writes(struct file *file);
 void buildid_cache_umount(struct vfsmount *mnt, int flags);
-int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
-			     unsigned char *build_id, u32 *size,
-			     struct buildid_vma_range *range);
 bool buildid_cache_lockless_vma_enabled(void);
+void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap);
 
 /* buildid_cache_count() @n times; inline, for the BPF stack helpers' every call. */
 static inline void buildid_cache_count_n(enum buildid_cache_stat stat, unsigned int n)
@@ -129,7 +128,9 @@ void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stag
 
 /* lib/buildid_rust.rs */
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
-int buildid_cache_lookup_inode(struct inode *inode, unsigned char *build_id, __u32 *size);
+int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
+			     unsigned char *build_id, u32 *size,
+			     struct buildid_vma_range *range);
 void buildid_cache_fill_file(struct file *file, bool deferred);
 void buildid_cache_forget_inode(struct inode *inode, enum buildid_cache_stat why);
 bool buildid_cache_is_enabled(void);

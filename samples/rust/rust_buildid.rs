@@ -313,7 +313,7 @@ fn query_vma(ptr: usize) -> Result<isize> {
 /// The build ID and file offset of `addr` as the BPF stack helpers look a frame up.
 #[cfg(CONFIG_BUILDID_CACHE)]
 fn vma_lookup_lockless(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
-    buildid::cache::vma_lookup(mm, addr)
+    buildid::cache::vma_lookup(mm, addr).map(|(id, vma)| (id, vma.file_offset(addr)))
 }
 
 /// Without the build ID cache, the BPF stack helpers answer no frame without `mmap_lock`.

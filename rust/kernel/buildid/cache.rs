@@ -60,6 +60,8 @@ use crate::{
     sync::{rcu, Mutex, SpinLock},
 };
 use core::{
+    marker::PhantomData,
+    mem::MaybeUninit,
     pin::Pin,
     ptr::{self, addr_of_mut},
     sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering},
@@ -189,7 +191,7 @@ impl Stamp {
     fn read(inode: &Inode) -> Self {
         // Not zeroed first: the callee writes every field, and a hit is short enough for the
         // stores to show.
-        let mut stamp = core::mem::MaybeUninit::<bindings::buildid_inode_stamp>::uninit();
+        let mut stamp = MaybeUninit::<bindings::buildid_inode_stamp>::uninit();
         // SAFETY: `inode` is valid for the call, and `stamp` for writes; the callee only loads
         // fields of the inode and its mapping.
         unsafe { bindings::buildid_cache_inode_stamp(inode.as_ptr(), stamp.as_mut_ptr()) };
@@ -496,32 +498,6 @@ fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
     })?;
     count_lookup(if hit.is_some() { HIT } else { MISS });
     hit.map(|id| id.ok_or(EINVAL))
-}
-
-/// [`lookup`] by the inode that holds a file's data (the file's own inode, or for an overlayfs
-/// file the inode below), for callers that hold no file reference, such as lockless VMA readers:
-/// copies a cached build ID, zero-padded, to `out` and returns its size; fails with [`ENOENT`]
-/// on a miss or while the cache is off, and with [`EINVAL`] for a file cached as having no
-/// build ID.
-///
-/// The ID goes from the entry to `out` in one copy: a hit is short enough for the copies
-/// through `Option<Result<BuildId>>` to show. Usable in any context, NMI included.
-#[inline]
-pub fn lookup_inode_into(inode: &Inode, out: &mut [u8; elf::BUILD_ID_SIZE_MAX]) -> Result<u32> {
-    let hit = with_table(|table| {
-        let (_, entry) = table.find(inode.key())?;
-        if !entry.describes(inode) {
-            return None;
-        }
-        entry.touch();
-        Some(entry.id.as_ref().map(|id| {
-            *out = *id.padded();
-            id.size()
-        }))
-    })
-    .flatten();
-    count_lookup(if hit.is_some() { HIT } else { MISS });
-    hit.ok_or(ENOENT)?.ok_or(EINVAL)
 }
 
 /// Whether the cache holds an entry for `file` that describes its content; counts nothing.
@@ -944,41 +920,123 @@ impl PageCache for FillSource<'_> {
     }
 }
 
-/// The cached build ID of the file mapped at `addr` in `mm`, and the file offset of `addr`, as
-/// the BPF stack helpers ask for a frame's: without `mmap_lock` or any other lock, reading the VMA
-/// with `vma_snapshot_under_rcu()`. A miss queues a fill.
+/// What a lockless lookup saw of a VMA at one instant: every address in `start..end` mapped the
+/// file whose build ID it found, `start` at file offset `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VmaRange {
+    /// The first address of the VMA.
+    pub start: usize,
+    /// The address after its last.
+    pub end: usize,
+    /// The file offset that `start` mapped.
+    pub offset: u64,
+}
+
+impl VmaRange {
+    /// The file offset that `addr`, an address in the range, mapped.
+    #[inline]
+    pub fn file_offset(&self, addr: usize) -> u64 {
+        self.offset
+            .wrapping_add(addr.wrapping_sub(self.start) as u64)
+    }
+}
+
+/// A VMA as `vma_snapshot_under_rcu()` read it, without any lock: its range, page offset, file
+/// and the file's inode at one instant.
+///
+/// # Invariants
+///
+/// `raw` was filled by a successful `vma_snapshot_under_rcu()` under the RCU read lock that `'a`
+/// borrows, so `raw.inode`, when not NULL, is an inode whose memory stays valid for `'a`: the VMA
+/// referenced a file with that inode during the read, and inodes are freed after a grace period.
+struct VmaSnapshot<'a> {
+    raw: bindings::vma_snapshot,
+    _rcu: PhantomData<&'a rcu::Guard>,
+}
+
+impl<'a> VmaSnapshot<'a> {
+    /// Reads the VMA that maps `addr` in `mm`; fails with [`ENOENT`] if none did at one instant
+    /// of the call, and with [`EAGAIN`] if it could not be read without its lock.
+    #[cfg(CONFIG_PER_VMA_LOCK)]
+    #[inline]
+    fn read(mm: &MmWithUser, addr: usize, _rcu: &'a rcu::Guard) -> Result<Self> {
+        let mut raw = MaybeUninit::<bindings::vma_snapshot>::uninit();
+        // SAFETY: `mm` has a user for the borrow, the RCU read lock is held, and `raw` is valid
+        // for writing a `struct vma_snapshot`.
+        let ret = unsafe { bindings::vma_snapshot_under_rcu(mm.as_raw(), addr, raw.as_mut_ptr()) };
+        match ret {
+            0 => Ok(Self {
+                // SAFETY: A successful `vma_snapshot_under_rcu()` fills every field.
+                raw: unsafe { raw.assume_init() },
+                // INVARIANT: Filled by a successful read under the RCU read lock of `'a`.
+                _rcu: PhantomData,
+            }),
+            ret if ret == ENOENT.to_errno() => Err(ENOENT),
+            _ => Err(EAGAIN),
+        }
+    }
+
+    /// Without per-VMA locks, VMAs are not freed after a grace period: nothing can be read
+    /// without `mmap_lock`.
+    #[cfg(not(CONFIG_PER_VMA_LOCK))]
+    #[inline]
+    fn read(_mm: &MmWithUser, _addr: usize, _rcu: &'a rcu::Guard) -> Result<Self> {
+        Err(EAGAIN)
+    }
+
+    /// The inode of the mapped file, `None` for an anonymous VMA.
+    #[inline]
+    fn inode(&self) -> Option<&'a Inode> {
+        let inode = self.raw.inode;
+        // SAFETY: By the type invariants, a non-NULL `inode` stays valid for `'a`.
+        (!inode.is_null()).then(|| unsafe { Inode::from_raw(inode) })
+    }
+
+    #[inline]
+    fn range(&self) -> VmaRange {
+        VmaRange {
+            start: self.raw.start,
+            end: self.raw.end,
+            offset: (self.raw.pgoff as u64) << bindings::PAGE_SHIFT,
+        }
+    }
+
+    /// Queues a fill of the file the VMA mapped, which nothing pins; see
+    /// `buildid_cache_defer_fill_unpinned()`.
+    #[cold]
+    fn defer_fill(&self) {
+        // SAFETY: `raw` is a successful snapshot and the RCU read lock under which it was read is
+        // still held, by the type invariants.
+        unsafe { bindings::buildid_cache_defer_fill_unpinned(&self.raw) };
+    }
+}
+
+/// The cached build ID of the file mapped at `addr` in `mm`, and the range of the VMA that mapped
+/// it, as the BPF stack helpers ask for a frame's: without `mmap_lock` or any other lock, reading
+/// the VMA with `vma_snapshot_under_rcu()`. A miss queues a fill.
 ///
 /// Fails with [`ENOENT`] if no file is mapped at `addr`, [`EINVAL`] if the file is not a regular
 /// file or is cached as having no build ID, and [`EAGAIN`] if the VMA could not be read without
 /// its lock, the cache has no answer, or lockless lookups are off
 /// (`kernel.buildid_cache.lockless_vma`). Usable in any context, NMI included.
-pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
-    let mut id = [0u8; elf::BUILD_ID_SIZE_MAX];
-    let mut size = 0u32;
-    let mut range = bindings::buildid_vma_range::default();
-    // SAFETY: `mm` has a user for the duration of the borrow; the out pointers are valid for
-    // `BUILD_ID_SIZE_MAX` bytes, a `u32` and a `buildid_vma_range`.
-    let ret = unsafe {
-        bindings::buildid_cache_vma_lookup(
-            mm.as_raw(),
-            addr,
-            id.as_mut_ptr(),
-            &mut size,
-            &mut range,
-        )
-    };
-    if ret < 0 {
-        return Err(Error::from_errno(ret));
+pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
+    // SAFETY: An FFI call that reads a flag and a static key.
+    if !unsafe { bindings::buildid_cache_lockless_vma_enabled() } {
+        return Err(EAGAIN);
     }
-    let id = id
-        .get(..size as usize)
-        .and_then(BuildId::new)
-        .ok_or(EINVAL)?;
-    // The range covers `addr`.
-    let offset = range
-        .offset
-        .wrapping_add(addr.wrapping_sub(range.start) as u64);
-    Ok((id, offset))
+    let guard = rcu::read_lock();
+    let snap = VmaSnapshot::read(mm, addr, &guard)?;
+    let inode = snap.inode().ok_or(ENOENT)?;
+    if !inode.is_regular() {
+        return Err(EINVAL);
+    }
+    match lookup_key(Some(inode)) {
+        Some(found) => found.map(|id| (id, snap.range())),
+        None => {
+            snap.defer_fill();
+            Err(EAGAIN)
+        }
+    }
 }
 
 /// Queues a fill of `file` for the worker; any context, NMI included.
