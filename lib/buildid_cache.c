@@ -15,7 +15,7 @@
  *                                 switch, and the kernel interfaces to all
  *                                 of it: the initcall, the sysctls (which go
  *                                 through cache.rs for the settings) and
- *                                 debugfs.
+ *                                 debugfs (counters and the switch).
  *
  * lib/buildid_rust.rs only converts the C ABI of <linux/buildid_cache.h>.
  *
@@ -472,7 +472,11 @@ void buildid_cache_defer_fill_unpinned(const struct vma_snapshot *snap)
 	buildid_cache_count(BUILDID_CACHE_DEFER_QUEUED);
 }
 
-/* Whether BPF stack build IDs read VMAs without mmap_lock (the lockless_vma sysctl). */
+/*
+ * Whether BPF stack build IDs read VMAs without mmap_lock: debugfs
+ * buildid_cache/lockless_vma, for benchmarks and tests to compare with the
+ * path under mmap_lock.
+ */
 static bool buildid_cache_lockless_vma = IS_ENABLED(CONFIG_PER_VMA_LOCK);
 
 /*
@@ -763,13 +767,6 @@ static struct ctl_table buildid_cache_sysctls[] = {
 		.proc_handler	= buildid_cache_enabled_sysctl,
 	},
 	{
-		.procname	= "lockless_vma",
-		.data		= &buildid_cache_lockless_vma,
-		.maxlen		= sizeof(bool),
-		.mode		= 0644,
-		.proc_handler	= proc_dobool,
-	},
-	{
 		.procname	= "max_entries",
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
@@ -860,6 +857,7 @@ static int __init buildid_cache_init(void)
 	dir = debugfs_create_dir("buildid_cache", NULL);
 	debugfs_create_file("stats", 0444, dir, NULL, &buildid_cache_stats_fops);
 	debugfs_create_file("drain", 0200, dir, NULL, &buildid_cache_drain_fops);
+	debugfs_create_bool("lockless_vma", 0600, dir, &buildid_cache_lockless_vma);
 	return 0;
 }
 late_initcall(buildid_cache_init);

@@ -1018,7 +1018,7 @@ impl<'a> VmaSnapshot<'a> {
 /// Fails with [`ENOENT`] if no file is mapped at `addr`, [`EINVAL`] if the file is not a regular
 /// file or is cached as having no build ID, and [`EAGAIN`] if the VMA could not be read without
 /// its lock, the cache has no answer, or lockless lookups are off
-/// (`kernel.buildid_cache.lockless_vma`). Usable in any context, NMI included.
+/// (debugfs `buildid_cache/lockless_vma`). Usable in any context, NMI included.
 pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
     // SAFETY: An FFI call that reads a flag and a static key.
     if !unsafe { bindings::buildid_cache_lockless_vma_enabled() } {

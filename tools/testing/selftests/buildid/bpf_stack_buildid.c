@@ -37,7 +37,7 @@
 #include "buildid_stack.h"
 
 #define PAGE 4096UL
-#define LOCKLESS_VMA "/proc/sys/kernel/buildid_cache/lockless_vma"
+#define LOCKLESS_VMA "/sys/kernel/debug/buildid_cache/lockless_vma"
 
 DEFINE_PROBE_FUNC(buildid_probe);
 

@@ -958,7 +958,7 @@ static void availability_rows(void)
  * anonymous memory in a loop, as allocators do.
  */
 
-#define LOCKLESS_VMA "/proc/sys/kernel/buildid_cache/lockless_vma"
+#define LOCKLESS_VMA "/sys/kernel/debug/buildid_cache/lockless_vma"
 #define BUSY_SAMPLES 300
 #define BUSY_PAGE 4096UL
 
