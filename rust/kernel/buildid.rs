@@ -107,7 +107,7 @@ impl freader::PageCache for LocalFile {
     }
 
     fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
-        self.kernel_read(buf, pos).map_err(Errno::from)
+        self.kernel_read_unchecked(buf, pos).map_err(Errno::from)
     }
 }
 

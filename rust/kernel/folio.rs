@@ -36,11 +36,13 @@ unsafe impl Sync for Folio {}
 
 // SAFETY: The type invariants guarantee that `Folio` is always reference-counted.
 unsafe impl AlwaysRefCounted for Folio {
+    #[inline]
     fn inc_ref(&self) {
         // SAFETY: The existence of a shared reference means that the refcount is non-zero.
         unsafe { bindings::folio_get(self.as_raw()) };
     }
 
+    #[inline]
     unsafe fn dec_ref(obj: NonNull<Self>) {
         // SAFETY: The safety requirements guarantee that the refcount is non-zero.
         unsafe { bindings::folio_put(obj.cast().as_ptr()) }
@@ -49,6 +51,7 @@ unsafe impl AlwaysRefCounted for Folio {
 
 impl Folio {
     /// Returns a raw pointer to the folio.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::folio {
         self.0.get()
     }
@@ -131,11 +134,13 @@ impl FolioView {
     }
 
     /// The byte position of the folio in its file.
+    #[inline]
     pub fn pos(&self) -> i64 {
         self.pos
     }
 
     /// The number of bytes in the folio.
+    #[inline]
     pub fn size(&self) -> usize {
         self.size
     }

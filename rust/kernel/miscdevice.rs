@@ -117,6 +117,7 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
     }
 
     /// Returns a raw pointer to the misc device.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::miscdevice {
         self.inner.get()
     }

@@ -50,7 +50,21 @@ unsafe impl AlwaysRefCounted for Mm {
     }
 }
 
+/// How [`MmWithUser::access`] checks that the current task may access another task's address
+/// space: a `PTRACE_MODE_*` combination of `ptrace_may_access()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PtraceMode(u32);
+
+impl PtraceMode {
+    /// Read access with the file system credentials of the current task: the check of
+    /// `/proc/<pid>/maps` and of its `PROCMAP_QUERY` ioctl.
+    pub const READ_FSCREDS: Self = Self(bindings::PTRACE_MODE_READ_FSCREDS);
+}
+
 /// An address space whose mappings stay in place: a reference on `mm_users`.
+///
+/// Dropping the last `ARef<MmWithUser>` calls `mmput()`, which may sleep to tear the address
+/// space down: drop it only where sleeping is allowed, as C callers of `mmput()` do.
 ///
 /// # Invariants
 ///
@@ -62,8 +76,8 @@ pub struct MmWithUser {
     mm: Mm,
 }
 
-// SAFETY: An `mm_users` reference may be dropped by any task (`mmput()` may sleep, which the
-// `ARef` is never dropped in atomic context for).
+// SAFETY: An `mm_users` reference may be dropped by another task than the one that took it:
+// `mmput()` only needs a context that may sleep, which is not a matter of threads.
 unsafe impl Send for MmWithUser {}
 // SAFETY: The methods taking `&MmWithUser` only use atomic operations and locks of the
 // `mm_struct`.
@@ -130,14 +144,14 @@ impl MmWithUser {
         unsafe { &*ptr.cast() }
     }
 
-    /// The address space of `task`, if the current task may read it with `mode`, the check of
-    /// `/proc/<pid>/maps` being `PTRACE_MODE_READ_FSCREDS` (`mm_access()`).
+    /// The address space of `task`, if the current task may access it in `mode`
+    /// (`mm_access()`).
     ///
     /// Fails with [`ESRCH`] for a task without an address space, and with [`EACCES`] (or the
     /// error of the check) when access is denied.
-    pub fn access(task: &Task, mode: u32) -> Result<ARef<MmWithUser>> {
+    pub fn access(task: &Task, mode: PtraceMode) -> Result<ARef<MmWithUser>> {
         // SAFETY: `task` is a valid task for the duration of the call.
-        let mm = unsafe { bindings::mm_access(task.0.get(), mode) };
+        let mm = unsafe { bindings::mm_access(task.0.get(), mode.0) };
         // `mm_access` returns NULL for a task without an address space.
         let mm = NonNull::new(from_err_ptr(mm)?).ok_or(ESRCH)?;
         // SAFETY: `mm_access` returned the address space with an `mm_users` reference, which the

@@ -31,7 +31,7 @@ use kernel::{
     fs::file::{File, LocalFile},
     ioctl::_IOWR,
     miscdevice::{MiscDevice, MiscDeviceFops, MiscDeviceOptions, MiscDeviceRegistration},
-    mm::MmWithUser,
+    mm::{MmWithUser, PtraceMode},
     page::PAGE_SHIFT,
     prelude::*,
     task::Task,
@@ -284,7 +284,7 @@ fn query_vma(ptr: usize) -> Result<isize> {
         _ => return Err(EINVAL),
     };
     // The permission check of reading `/proc/<pid>/maps`.
-    let mm = MmWithUser::access(&task, bindings::PTRACE_MODE_READ_FSCREDS)?;
+    let mm = MmWithUser::access(&task, PtraceMode::READ_FSCREDS)?;
     let addr = usize::try_from(query.addr).map_err(|_| ENOENT)?;
     if lockless {
         // What the BPF stack helpers get for a frame: no range, the offset of `addr`.
@@ -388,7 +388,7 @@ fn bench(ptr: usize) -> Result<isize> {
         return Err(EINVAL);
     }
     let file = readable_file(bench.fd)?;
-    let mm = MmWithUser::access(kernel::current!(), bindings::PTRACE_MODE_READ_FSCREDS)?;
+    let mm = MmWithUser::access(kernel::current!(), PtraceMode::READ_FSCREDS)?;
     let addr = usize::try_from(bench.offset).map_err(|_| EINVAL)?;
 
     let mut notes: KVec<u8> = KVec::new();

@@ -480,7 +480,10 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
 #[inline]
 pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
-    lookup_key(file.data_inode(mode == Mode::Sleepable))
+    lookup_key(match mode {
+        Mode::Sleepable => file.data_inode(),
+        Mode::Nofault => file.data_inode_nofault(),
+    })
 }
 
 /// [`lookup`] of `inode`; `None` stands for a file without a data inode, which misses.
@@ -502,7 +505,7 @@ fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
 
 /// Whether the cache holds an entry for `file` that describes its content; counts nothing.
 pub fn contains(file: &LocalFile) -> bool {
-    file.data_inode(true).is_some_and(|inode| {
+    file.data_inode().is_some_and(|inode| {
         with_entry(inode.key(), |entry| entry.describes(inode)).unwrap_or(false)
     })
 }
@@ -708,7 +711,7 @@ impl<'a> Fill<'a> {
         if !is_on() || !hooks_on() {
             return None;
         }
-        let inode = file.data_inode(true)?;
+        let inode = file.data_inode()?;
         if !fs_coherent(inode) {
             return None;
         }
@@ -751,7 +754,7 @@ impl<'a> Fill<'a> {
         fence(Ordering::SeqCst);
         let same_inode = self
             .file
-            .data_inode(true)
+            .data_inode()
             .is_some_and(|inode| inode.key() == self.key);
         let iversion_kept = self.inode.has_iversion();
         let now = Stamp::read(self.inode);
@@ -1044,7 +1047,7 @@ pub fn defer_fill(file: &LocalFile) {
     // Not for files that could not be cached anyway (a file opened on overlayfs has no data
     // inode here: the worker finds it).
     if file
-        .data_inode(false)
+        .data_inode_nofault()
         .is_some_and(|inode| !may_cache(inode))
     {
         return;

@@ -143,6 +143,7 @@ impl LocalFile {
         self.inner.get()
     }
 
+    #[inline]
     fn inode_ptr(&self) -> *mut bindings::inode {
         // SAFETY: The file is valid by the type invariants, and `f_inode` is set at open time
         // and never changes afterwards.
@@ -157,12 +158,23 @@ impl LocalFile {
     }
 
     /// The inode that holds the file's data: the file's own, or for a file opened on a union
-    /// file system such as overlayfs, the inode of the file system below (`d_real_inode`).
-    ///
-    /// Finding the inode below may call into the file system, so with `may_call_fs` false this
-    /// returns `None` for such a file. A file mapped from overlayfs is a file of the file system
-    /// below and needs no such call.
-    pub fn data_inode(&self, may_call_fs: bool) -> Option<&Inode> {
+    /// file system such as overlayfs, the inode of the file system below (`d_real_inode`), which
+    /// may call into the file system.
+    #[inline]
+    pub fn data_inode(&self) -> Option<&Inode> {
+        self.find_data_inode(true)
+    }
+
+    /// [`data_inode`](Self::data_inode) without calling into the file system, for any context:
+    /// `None` for a file opened on a union file system. A file mapped from overlayfs is a file
+    /// of the file system below and needs no such call.
+    #[inline]
+    pub fn data_inode_nofault(&self) -> Option<&Inode> {
+        self.find_data_inode(false)
+    }
+
+    #[inline(always)]
+    fn find_data_inode(&self, may_call_fs: bool) -> Option<&Inode> {
         // SAFETY: The file is valid; `f_path` is set at open time and pins its dentry.
         let dentry = unsafe { (*self.as_ptr()).f_path.dentry };
         // SAFETY: `dentry` is pinned by the file. Other bits of `d_flags` change under
@@ -186,6 +198,7 @@ impl LocalFile {
     }
 
     /// The `FMODE_*` flags the file was opened with.
+    #[inline]
     pub fn mode(&self) -> u32 {
         // SAFETY: The file is valid; `f_mode` is only changed at open time.
         unsafe { (*self.as_ptr()).f_mode }
@@ -193,6 +206,7 @@ impl LocalFile {
 
     /// The `O_*` flags of the file (`f_flags`), read once: `fcntl(F_SETFL)` changes some of
     /// them, `O_DIRECT` among them, at any time.
+    #[inline]
     pub fn flags(&self) -> u32 {
         // SAFETY: The file is valid; a volatile load of the aligned word is what `READ_ONCE()`
         // does.
@@ -200,11 +214,13 @@ impl LocalFile {
     }
 
     /// Whether the file is a regular file (`S_ISREG`).
+    #[inline]
     pub fn is_regular(&self) -> bool {
         self.inode().is_regular()
     }
 
     /// The file's size in bytes (`i_size_read`).
+    #[inline]
     pub fn size(&self) -> i64 {
         // SAFETY: `f_inode` of a valid file is a valid inode.
         unsafe { bindings::i_size_read(self.inode_ptr()) }
@@ -219,20 +235,43 @@ impl LocalFile {
     }
 
     /// Whether the file is a `memfd_secret` file, whose memory the kernel must not read.
+    #[inline]
     pub fn is_secretmem(&self) -> bool {
         self.mapping().is_secretmem()
     }
 
-    /// Reads into `buf` from file position `pos` (`__kernel_read`); may sleep.
+    /// Reads into `buf` from file position `pos` with `kernel_read()`, which first checks the
+    /// position and the permission hooks as `read(2)` does (`rw_verify_area()`); may sleep.
     ///
     /// Returns the number of bytes read, which is less than `buf.len()` at end of file.
+    #[inline]
     pub fn kernel_read(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
+        self.read_with(bindings::kernel_read, buf, pos)
+    }
+
+    /// [`kernel_read`](Self::kernel_read) without those checks (`__kernel_read()`), for the build
+    /// ID parser's sleepable reader, which reads as `lib/buildid.c` does; may sleep.
+    #[inline]
+    pub(crate) fn kernel_read_unchecked(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
+        self.read_with(bindings::__kernel_read, buf, pos)
+    }
+
+    fn read_with(
+        &self,
+        read: unsafe extern "C" fn(
+            *mut bindings::file,
+            *mut crate::ffi::c_void,
+            usize,
+            *mut bindings::loff_t,
+        ) -> isize,
+        buf: &mut [u8],
+        pos: i64,
+    ) -> Result<usize> {
         let mut pos = pos;
-        // SAFETY: The file is valid, `buf` is valid for writing `buf.len()` bytes, and `pos`
-        // is a valid `loff_t` for the duration of the call.
-        let ret = unsafe {
-            bindings::__kernel_read(self.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut pos)
-        };
+        // SAFETY: `read` is `kernel_read` or `__kernel_read`; the file is valid, `buf` is valid
+        // for writing `buf.len()` bytes, and `pos` is a valid `loff_t` for the duration of the
+        // call.
+        let ret = unsafe { read(self.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut pos) };
         if ret < 0 {
             // `ret` is a negative errno, which fits in `c_int`.
             return Err(Error::from_errno(ret as crate::ffi::c_int));

@@ -63,6 +63,7 @@ impl Inode {
     }
 
     /// The `SB_*` flags of the inode's superblock, read once (remount changes them).
+    #[inline]
     fn sb_flags(&self) -> crate::ffi::c_ulong {
         // SAFETY: The inode is valid by the type invariants and pins its superblock; a volatile
         // load of the aligned word is what `READ_ONCE()` does.
@@ -99,6 +100,7 @@ impl Inode {
 
     /// The change attribute, marked queried so that the next change increments it
     /// (`inode_query_iversion`).
+    #[inline]
     pub fn query_iversion(&self) -> u64 {
         // SAFETY: The inode is valid by the type invariants.
         unsafe { bindings::inode_query_iversion(self.as_ptr()) }

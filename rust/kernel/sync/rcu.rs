@@ -50,10 +50,12 @@ impl Guard {
     }
 
     /// Explicitly releases the RCU read side lock.
+    #[inline]
     pub fn unlock(self) {}
 }
 
 impl Default for Guard {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -81,6 +83,7 @@ pub fn read_lock() -> Guard {
 /// Waits until every RCU read side critical section that started before the call has ended.
 ///
 /// Sleeps: process context only.
+#[inline]
 pub fn synchronize_rcu() {
     // SAFETY: An FFI call; the function may sleep, which callers of this function allow.
     unsafe { bindings::synchronize_rcu() };
