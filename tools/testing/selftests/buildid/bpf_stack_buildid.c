@@ -1287,4 +1287,43 @@ TEST_F_TIMEOUT(stack, nmi_busy_process, 600)
 	perf_mapping_race(_metadata, self, BUSY_ANON, true, NMI_BACKTRACE);
 }
 
+/*
+ * A stack that leaves this binary for a library and comes back, both files
+ * cached: frame 0 at the probe, frame 1 in the library's
+ * buildid_lib_call(), frame 2 in this test.  The nofault pass answers frame
+ * 2 with the answer it found for frame 0, not the previous one.
+ */
+TEST_F(stack, uprobe_back_and_forth_cached)
+{
+	void (*lib_call)(void (*probe)(void));
+	const struct stack_result *res;
+	char path[PATH_MAX + 32];
+	struct build_id lib_id;
+	void (*probe)(void);
+	void *handle;
+
+	ASSERT_EQ(0, cache_switch_set(&self->cache, true));
+	snprintf(path, sizeof(path), "%s/back_and_forth.so", self->dir);
+	handle = load_probe_lib(_metadata, path, &lib_id, &probe);
+	ASSERT_NE(NULL, handle);
+	lib_call = (void (*)(void (*)(void)))dlsym(handle, "buildid_lib_call");
+	ASSERT_NE(NULL, lib_call) TH_LOG("dlsym buildid_lib_call: %s", dlerror());
+	ASSERT_EQ(0, buildid_cache_ask(probe));
+	ASSERT_EQ(0, buildid_cache_ask(buildid_probe));
+	ASSERT_EQ(0, attach_probe(self, "uprobe_stack", self->exe, "buildid_probe"));
+
+	lib_call(buildid_probe);
+	ASSERT_EQ(0, read_data(self));
+	res = &self->data.uprobe;
+	ASSERT_EQ(1, res->hits);
+	ASSERT_LE((long)(3 * sizeof(res->frames[0])), res->ret);
+	expect_result_frame(_metadata, "frame 0 (probe)", res, 0, &self->exe_id,
+			    file_offset_of(buildid_probe) + PROBE_BODY_OFFSET);
+	expect_result_frame(_metadata, "frame 1 (library)", res, 1, &lib_id,
+			    file_offset_of(lib_call) + CALL_PROBE_RETURN);
+	expect_result_frame(_metadata, "frame 2 (this binary again)", res, 2, &self->exe_id, -1);
+	detach_all(self);
+	dlclose(handle);
+}
+
 TEST_HARNESS_MAIN

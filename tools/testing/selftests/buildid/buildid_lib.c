@@ -7,6 +7,7 @@
 #include "buildid_probe.h"
 
 DEFINE_PROBE_FUNC(buildid_lib_probe);
+DEFINE_CALLER(buildid_lib_call);
 
 int buildid_lib_value(int x)
 {

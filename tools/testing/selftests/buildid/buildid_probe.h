@@ -30,25 +30,29 @@
 /*
  * call_probe(fn) calls fn from a frame of its own, so that frame 1 of a
  * stack taken in fn is call_probe()'s, at CALL_PROBE_RETURN bytes in.
+ * buildid_lib_call() in the library is the same function.
  */
 #define CALL_PROBE_RETURN 6	/* push, mov, call *%rdi (2 bytes) */
 
-#define DEFINE_CALL_PROBE							\
+#define DEFINE_CALLER(name)						\
 	asm(".pushsection .text\n"					\
-	    ".globl call_probe\n"					\
-	    ".type call_probe, @function\n"				\
-	    "call_probe:\n"						\
+	    ".globl " #name "\n"					\
+	    ".type " #name ", @function\n"				\
+	    #name ":\n"							\
 	    "	push %rbp\n"						\
 	    "	mov %rsp, %rbp\n"					\
 	    "	call *%rdi\n"						\
 	    "	pop %rbp\n"						\
 	    "	ret\n"							\
-	    ".size call_probe, . - call_probe\n"			\
+	    ".size " #name ", . - " #name "\n"				\
 	    ".popsection\n")
+
+#define DEFINE_CALL_PROBE DEFINE_CALLER(call_probe)
 
 /* In bpf_stack_buildid and in libbuildid_*.so respectively. */
 void buildid_probe(void);
 void buildid_lib_probe(void);
 void call_probe(void (*probe)(void));
+void buildid_lib_call(void (*probe)(void));
 
 #endif
