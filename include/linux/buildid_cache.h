@@ -128,6 +128,19 @@ void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stag
 
 /* lib/buildid_rust.rs */
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
+/*
+ * buildid_cache_vma_lookup() - The cached build ID of the file mapped at
+ * @addr in @mm, read without mmap_lock or any other lock; any context, NMI
+ * included.  @mm must have a user (mm_users) for the call; @build_id takes
+ * BUILD_ID_SIZE_MAX bytes, zero-padded, @size (if not NULL) the ID's size,
+ * and @range what the VMA mapped at one instant.  Ask
+ * buildid_cache_lockless_vma_enabled() once before a batch of lookups.
+ *
+ * Return: 0; -ENOENT if no file was mapped at @addr; -EINVAL if the file is
+ * not a regular file or is cached as having no build ID; -EAGAIN if the VMA
+ * could not be read without its lock, the cache had no answer (a fill is
+ * then queued) or lockless lookups are off.
+ */
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 			     unsigned char *build_id, u32 *size,
 			     struct buildid_vma_range *range);

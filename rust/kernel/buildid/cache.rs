@@ -950,8 +950,12 @@ impl VmaRange {
 /// # Invariants
 ///
 /// `raw` was filled by a successful `vma_snapshot_under_rcu()` under the RCU read lock that `'a`
-/// borrows, so `raw.inode`, when not NULL, is an inode whose memory stays valid for `'a`: the VMA
-/// referenced a file with that inode during the read, and inodes are freed after a grace period.
+/// borrows, of an address space that has a user for `'a`. So `raw.vma` stays valid for `'a` (VMAs
+/// of an address space with a user are freed after a grace period), and so does `raw.inode`, when
+/// not NULL: the VMA referenced a file with that inode during the read, and inodes are freed after
+/// a grace period.
+// Without per-VMA locks nothing makes one (`read()` always fails).
+#[cfg_attr(not(CONFIG_PER_VMA_LOCK), allow(dead_code))]
 struct VmaSnapshot<'a> {
     raw: bindings::vma_snapshot,
     _rcu: PhantomData<&'a rcu::Guard>,
@@ -962,7 +966,7 @@ impl<'a> VmaSnapshot<'a> {
     /// of the call, and with [`EAGAIN`] if it could not be read without its lock.
     #[cfg(CONFIG_PER_VMA_LOCK)]
     #[inline]
-    fn read(mm: &MmWithUser, addr: usize, _rcu: &'a rcu::Guard) -> Result<Self> {
+    fn read(mm: &'a MmWithUser, addr: usize, _rcu: &'a rcu::Guard) -> Result<Self> {
         let mut raw = MaybeUninit::<bindings::vma_snapshot>::uninit();
         // SAFETY: `mm` has a user for the borrow, the RCU read lock is held, and `raw` is valid
         // for writing a `struct vma_snapshot`.
@@ -971,7 +975,8 @@ impl<'a> VmaSnapshot<'a> {
             0 => Ok(Self {
                 // SAFETY: A successful `vma_snapshot_under_rcu()` fills every field.
                 raw: unsafe { raw.assume_init() },
-                // INVARIANT: Filled by a successful read under the RCU read lock of `'a`.
+                // INVARIANT: Filled by a successful read under the RCU read lock of `'a`, of `mm`,
+                // which has a user for `'a`.
                 _rcu: PhantomData,
             }),
             ret if ret == ENOENT.to_errno() => Err(ENOENT),
@@ -983,7 +988,7 @@ impl<'a> VmaSnapshot<'a> {
     /// without `mmap_lock`.
     #[cfg(not(CONFIG_PER_VMA_LOCK))]
     #[inline]
-    fn read(_mm: &MmWithUser, _addr: usize, _rcu: &'a rcu::Guard) -> Result<Self> {
+    fn read(_mm: &'a MmWithUser, _addr: usize, _rcu: &'a rcu::Guard) -> Result<Self> {
         Err(EAGAIN)
     }
 
@@ -1008,8 +1013,8 @@ impl<'a> VmaSnapshot<'a> {
     /// `buildid_cache_defer_fill_unpinned()`.
     #[cold]
     fn defer_fill(&self) {
-        // SAFETY: `raw` is a successful snapshot and the RCU read lock under which it was read is
-        // still held, by the type invariants.
+        // SAFETY: By the type invariants, `raw` is a successful snapshot, the RCU read lock under
+        // which it was read is still held, and its address space still has a user.
         unsafe { bindings::buildid_cache_defer_fill_unpinned(&self.raw) };
     }
 }
