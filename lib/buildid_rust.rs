@@ -217,8 +217,9 @@ pub mod cache_exports {
     ///
     /// Returns 0 and stores the ID as `build_id_parse()` does, and the VMA's range in `range`;
     /// `-ENOENT` if no file was mapped at `addr`; `-EINVAL` if the file is not a regular file or
-    /// is cached as having no build ID; `-EAGAIN` if the VMA could not be read without its lock,
-    /// the cache has no answer yet (a fill is queued), or lockless lookups are off.
+    /// is cached as having no build ID; `-EAGAIN` if the VMA could not be read without its lock
+    /// or the cache has no answer yet (a fill is queued). Callers ask
+    /// `buildid_cache_lockless_vma_enabled()` first, once for a batch of lookups.
     ///
     /// # Safety
     ///

@@ -138,8 +138,8 @@ int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size
  *
  * Return: 0; -ENOENT if no file was mapped at @addr; -EINVAL if the file is
  * not a regular file or is cached as having no build ID; -EAGAIN if the VMA
- * could not be read without its lock, the cache had no answer (a fill is
- * then queued) or lockless lookups are off.
+ * could not be read without its lock or the cache had no answer (a fill is
+ * then queued).
  */
 int buildid_cache_vma_lookup(struct mm_struct *mm, unsigned long addr,
 			     unsigned char *build_id, u32 *size,

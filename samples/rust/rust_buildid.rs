@@ -313,13 +313,55 @@ fn query_vma(ptr: usize) -> Result<isize> {
 /// The build ID and file offset of `addr` as the BPF stack helpers look a frame up.
 #[cfg(CONFIG_BUILDID_CACHE)]
 fn vma_lookup_lockless(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
-    buildid::cache::vma_lookup(mm, addr).map(|(id, vma)| (id, vma.file_offset(addr)))
+    if !buildid::cache::lockless_vma_enabled() {
+        return Err(EAGAIN);
+    }
+    let mut id = [0u8; BUILD_ID_SIZE_MAX];
+    let (size, range) = vma_lookup_as_bpf(mm, addr, &mut id)?;
+    let id = id
+        .get(..size as usize)
+        .and_then(BuildId::new)
+        .ok_or(EINVAL)?;
+    let offset = range
+        .offset
+        .wrapping_add(addr.wrapping_sub(range.start) as u64);
+    Ok((id, offset))
 }
 
 /// Without the build ID cache, the BPF stack helpers answer no frame without `mmap_lock`.
 #[cfg(not(CONFIG_BUILDID_CACHE))]
 fn vma_lookup_lockless(_mm: &MmWithUser, _addr: usize) -> Result<(BuildId, u64)> {
     Err(EAGAIN)
+}
+
+/// Looks the frame at `addr` up as the BPF stack helpers do once they have checked that lockless
+/// lookups are on: one call of `buildid_cache_vma_lookup()`, whose time the benchmark measures.
+/// Stores the build ID in `id` and returns its size and the VMA's range.
+#[cfg(CONFIG_BUILDID_CACHE)]
+#[inline]
+fn vma_lookup_as_bpf(
+    mm: &MmWithUser,
+    addr: usize,
+    id: &mut [u8; BUILD_ID_SIZE_MAX],
+) -> Result<(u32, bindings::buildid_vma_range)> {
+    let mut size = 0u32;
+    let mut range = MaybeUninit::<bindings::buildid_vma_range>::uninit();
+    // SAFETY: `mm` has a user for the borrow; `id` is valid for writing `BUILD_ID_SIZE_MAX` bytes,
+    // `size` for a `u32` and `range` for a `struct buildid_vma_range`.
+    let ret = unsafe {
+        bindings::buildid_cache_vma_lookup(
+            mm.as_raw(),
+            addr as _,
+            id.as_mut_ptr(),
+            &mut size,
+            range.as_mut_ptr(),
+        )
+    };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+    // SAFETY: A successful lookup fills `range`.
+    Ok((size, unsafe { range.assume_init() }))
 }
 
 /// One parse as the benchmark runs it: the ID size or the negative errno.
@@ -333,9 +375,15 @@ fn bench_once(
 ) -> Result<i32> {
     let (mm, addr) = frame;
     let result = match (mode, implementation) {
+        // `bench()` checked that lockless lookups are on, as the BPF stack helpers check once
+        // for a stack.
+        #[cfg(CONFIG_BUILDID_CACHE)]
         (BENCH_VMA_LOCKLESS, Implementation::Rust) => {
-            vma_lookup_lockless(mm, addr).map(|(id, _)| id.size())
+            let mut id = [0u8; BUILD_ID_SIZE_MAX];
+            vma_lookup_as_bpf(mm, addr, &mut id).map(|(size, _)| size)
         }
+        #[cfg(not(CONFIG_BUILDID_CACHE))]
+        (BENCH_VMA_LOCKLESS, Implementation::Rust) => Err(EAGAIN),
         // A failed lookup is the result of the run, as a failed parse is.
         (BENCH_VMA_TRYLOCK, _) => mm.mmap_read_trylock().ok_or(EAGAIN).and_then(|mmap| {
             let vma = mmap.vma_lookup(addr).ok_or(ENOENT)?;
@@ -402,6 +450,11 @@ fn bench(ptr: usize) -> Result<isize> {
         if file.kernel_read(&mut notes, offset)? != notes.len() {
             return Err(EIO);
         }
+    }
+
+    #[cfg(CONFIG_BUILDID_CACHE)]
+    if mode == BENCH_VMA_LOCKLESS && !buildid::cache::lockless_vma_enabled() {
+        return Err(EAGAIN);
     }
 
     let mut result = 0;

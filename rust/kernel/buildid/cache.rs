@@ -1019,19 +1019,26 @@ impl<'a> VmaSnapshot<'a> {
     }
 }
 
+/// Whether [`vma_lookup`] is to be asked: the cache is on and so are lockless lookups (debugfs
+/// `buildid_cache/lockless_vma`). A caller with many addresses asks once for all of them.
+// Not inline: modules, which call it, cannot reach the C function.
+pub fn lockless_vma_enabled() -> bool {
+    // SAFETY: An FFI call that reads a flag and a static key.
+    unsafe { bindings::buildid_cache_lockless_vma_enabled() }
+}
+
 /// The cached build ID of the file mapped at `addr` in `mm`, and the range of the VMA that mapped
 /// it, as the BPF stack helpers ask for a frame's: without `mmap_lock` or any other lock, reading
-/// the VMA with `vma_snapshot_under_rcu()`. A miss queues a fill.
+/// the VMA with `vma_snapshot_under_rcu()`. A miss queues a fill. Callers check
+/// [`lockless_vma_enabled`] first, once for a batch of lookups.
 ///
 /// Fails with [`ENOENT`] if no file is mapped at `addr`, [`EINVAL`] if the file is not a regular
 /// file or is cached as having no build ID, and [`EAGAIN`] if the VMA could not be read without
-/// its lock, the cache has no answer, or lockless lookups are off
-/// (debugfs `buildid_cache/lockless_vma`). Usable in any context, NMI included.
+/// its lock or the cache has no answer. Usable in any context, NMI included.
+// Inline: the C ABI export in `lib/buildid_rust.rs`, another crate, is the BPF stack helpers'
+// call for each frame, and a call more costs a hit a noticeable share of its time.
+#[inline]
 pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
-    // SAFETY: An FFI call that reads a flag and a static key.
-    if !unsafe { bindings::buildid_cache_lockless_vma_enabled() } {
-        return Err(EAGAIN);
-    }
     let guard = rcu::read_lock();
     let snap = VmaSnapshot::read(mm, addr, &guard)?;
     let inode = snap.inode().ok_or(ENOENT)?;
