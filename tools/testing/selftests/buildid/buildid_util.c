@@ -1110,6 +1110,35 @@ int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Both sides of a pair run back to back, so what slows a whole round down
+ * (another guest's load on the host, the host's frequency) cancels out of
+ * its ratio, where it does not between the minima of different rounds.
+ */
+double paired_ratio(const uint64_t *num, const uint64_t *den, unsigned int n)
+{
+	double *ratio = calloc(n, sizeof(*ratio)), median;
+	unsigned int r;
+
+	if (!ratio || !n) {
+		fprintf(stderr, "%s: %u rounds\n", __func__, n);
+		exit(1);
+	}
+	for (r = 0; r < n; r++)
+		ratio[r] = (double)num[r] / den[r];
+	qsort(ratio, n, sizeof(ratio[0]), cmp_double);
+	median = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+	free(ratio);
+	return median;
+}
+
 /* Sorts @runs; the minimum and the median, each divided by @per (operations per run). */
 struct spread spread_of(uint64_t *runs, unsigned int n, double per)
 {

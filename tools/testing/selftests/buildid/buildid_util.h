@@ -212,5 +212,7 @@ struct spread {
 };
 
 struct spread spread_of(uint64_t *runs, unsigned int n, double per);
+/* The median of @num[r] / @den[r] over the @n rounds r, each pair timed in the same round. */
+double paired_ratio(const uint64_t *num, const uint64_t *den, unsigned int n);
 
 #endif
