@@ -314,9 +314,11 @@ def commit_dates(series, repo=REPO):
     return [f"@{stamp - 60 * (n - i)} +0000" for i in range(n)], f"@{stamp} +0000"
 
 
-def generate(series, pristine, out_dir, repo=REPO):
+def generate(series, pristine, out_dir, repo=REPO, mail=False):
     """Commit the series on the pristine versions of its files; format-patch it into out_dir.
 
+    With mail, address each patch as git send-email would send it (see
+    address()); the builds, which only apply the patches, skip that.
     Returns (paths of the patch files, cover letter first; final state).
     """
     all_states = states(series, pristine, repo)
@@ -351,14 +353,62 @@ def generate(series, pristine, out_dir, repo=REPO):
                     os.unlink(os.path.join(out_dir, name))
         os.makedirs(out_dir, exist_ok=True)
         names = git(["format-patch", "--cover-letter", "--zero-commit", "--no-signature",
-                     "--numbered", "-o", out_dir, "pristine..HEAD"], work,
+                     "--numbered", "--rfc", "-o", out_dir, "pristine..HEAD"], work,
                     identity_env(author, cover_date), text=True).split()
     patches = [os.path.join(out_dir, os.path.basename(n)) for n in names]
     if len(patches) != len(series.entries) + 1:
         raise HarnessError(f"git format-patch wrote {len(patches)} files for "
                            f"{len(series.entries)} commits and a cover letter")
     fill_cover_letter(patches[0], series.cover, repo)
+    if mail:
+        address(patches, pristine)
     return patches, all_states[-1]
+
+
+def recipients(patch, pristine):
+    """(to, cc): what scripts/get_maintainer.pl of the pristine tree says of a patch.
+
+    Maintainers are To, everyone else (reviewers, supporters, lists) Cc.
+    Matches of MAINTAINERS keywords in a patch's prose are left out (the
+    word "xdp" or "clang" in a message is no reason to write to netdev or
+    llvm), and so is git history, which the pristine tree does not have.
+    """
+    proc = subprocess.run(["perl", "scripts/get_maintainer.pl", "--no-git", "--no-git-fallback",
+                           "--no-keywords", os.path.abspath(patch)],
+                          cwd=pristine, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise HarnessError(f"get_maintainer.pl {os.path.basename(patch)}: {proc.stderr.strip()}")
+    to, cc = [], []
+    for line in proc.stdout.splitlines():
+        who, _, role = line.strip().partition(" (")
+        if who:
+            (to if role.startswith("maintainer:") else cc).append(who)
+    return to, cc
+
+
+def add_headers(path, to, cc):
+    """Add To and Cc headers, for git send-email, to a format-patch file."""
+    with open(path) as f:
+        text = f.read()
+    head, sep, body = text.partition("\n\n")
+    if not sep:
+        raise HarnessError(f"{path}: no end of the mail headers")
+    for name, who in (("To", to), ("Cc", cc)):
+        if who:
+            head += f"\n{name}: " + ",\n ".join(who)
+    with open(path, "w") as f:
+        f.write(head + sep + body)
+
+
+def address(patches, pristine):
+    """Address each patch to its maintainers, and the cover letter to all of theirs."""
+    all_to, all_cc = [], []
+    for patch in patches[1:]:
+        to, cc = recipients(patch, pristine)
+        add_headers(patch, to, cc)
+        all_to += [w for w in to if w not in all_to]
+        all_cc += [w for w in cc if w not in all_cc]
+    add_headers(patches[0], all_to, [w for w in all_cc if w not in all_to])
 
 
 def benchmark_tables(text):

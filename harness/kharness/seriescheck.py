@@ -34,7 +34,7 @@ def generate(out_dir=SERIES_OUT, repo=REPO):
     source = Source()
     source.ensure_pristine()
     entries = series.load(repo, project_files(repo))
-    patches, _final = series.generate(entries, source.pristine, out_dir, repo)
+    patches, _final = series.generate(entries, source.pristine, out_dir, repo, mail=True)
     return patches, entries, source
 
 

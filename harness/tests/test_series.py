@@ -47,6 +47,11 @@ class SeriesTest(unittest.TestCase):
         self.repo = os.path.join(self.tmp.name, "repo")
         self.pristine = os.path.join(self.tmp.name, "pristine")
         write(os.path.join(self.pristine, "lib/Makefile"), "obj-y += a.o\nobj-y += b.o\n")
+        # get_maintainer.pl's output for a patch that touches lib/Makefile (and for any other).
+        write(os.path.join(self.pristine, "scripts/get_maintainer.pl"),
+              'print "Lib Maintainer <lib\\@example.org> (maintainer:LIBRARY)\\n";\n'
+              'print "A Reviewer <rev\\@example.org> (reviewer:LIBRARY)\\n";\n'
+              'print "linux-kernel\\@vger.kernel.org (open list)\\n";\n')
         write(os.path.join(self.repo, "lib/rust.rs"), "// Rust\nfn a() {}\nfn b() {}\n")
         write(os.path.join(self.repo, "patches/0001-lib-add.patch"), FIRST)
         write(os.path.join(self.repo, "patches/0002-lib-more.patch"), SECOND)
@@ -75,10 +80,14 @@ class SeriesTest(unittest.TestCase):
 
     def test_generated_patches_apply_with_git_am_and_sign_off(self):
         out = os.path.join(self.tmp.name, "out")
-        patches, final = series.generate(self.load(), self.pristine, out, self.repo)
+        patches, final = series.generate(self.load(), self.pristine, out, self.repo, mail=True)
         self.assertEqual([os.path.basename(p)[:4] for p in patches], ["0000", "0001", "0002"])
         cover = read(patches[0])
-        self.assertIn("Subject: [PATCH 0/2] lib: a series", cover)
+        self.assertIn("Subject: [RFC PATCH 0/2] lib: a series", cover)
+        self.assertIn("To: Lib Maintainer <lib@example.org>\n"
+                      "Cc: A Reviewer <rev@example.org>,\n linux-kernel@vger.kernel.org\n\n",
+                      cover)
+        self.assertIn("To: Lib Maintainer <lib@example.org>\n", read(patches[1]))
         self.assertIn("measured at commit 0123456789ab", cover)
         self.assertIn("| what | ns |\n|---|---:|\n| fast | 1 |", cover)
         self.assertNotIn("| slow |", cover)
