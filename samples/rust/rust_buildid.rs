@@ -322,10 +322,12 @@ fn vma_lookup_lockless(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
         .get(..size as usize)
         .and_then(BuildId::new)
         .ok_or(EINVAL)?;
-    let offset = range
-        .offset
-        .wrapping_add(addr.wrapping_sub(range.start) as u64);
-    Ok((id, offset))
+    let range = buildid::cache::VmaRange {
+        start: range.start,
+        end: range.end,
+        offset: range.offset,
+    };
+    Ok((id, range.file_offset(addr)))
 }
 
 /// Without the build ID cache, the BPF stack helpers answer no frame without `mmap_lock`.
@@ -357,6 +359,7 @@ fn vma_lookup_as_bpf(
             range.as_mut_ptr(),
         )
     };
+    // Not `to_result()`, an out-of-line call on the path the benchmark times.
     if ret != 0 {
         return Err(Error::from_errno(ret));
     }

@@ -1036,7 +1036,8 @@ pub fn lockless_vma_enabled() -> bool {
 /// file or is cached as having no build ID, and [`EAGAIN`] if the VMA could not be read without
 /// its lock or the cache has no answer. Usable in any context, NMI included.
 // Inline: the C ABI export in `lib/buildid_rust.rs`, another crate, is the BPF stack helpers'
-// call for each frame, and a call more costs a hit a noticeable share of its time.
+// call for each frame, and a call more costs a hit a noticeable share of its time. Modules, which
+// cannot reach the C functions it calls, call that export instead.
 #[inline]
 pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
     let guard = rcu::read_lock();
