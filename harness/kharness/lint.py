@@ -122,7 +122,7 @@ def stage_lint(kernel):
     # The series as sent: checkpatch --strict with sign-offs and commit
     # messages checked, and git am of it equal to the tree that was built.
     with tempfile.TemporaryDirectory(prefix="buildid-lint-series.") as tmp:
-        patches, _entries, _source = generate(tmp)
+        _covers, patches, _entries, _source = generate(tmp)
         checkpatch_strict(patches, checkpatch, tally)
     am_check(kernel, tally)
     return tally

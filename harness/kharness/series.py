@@ -10,6 +10,11 @@ commit is added in the form that the later diff, applied in reverse to the
 final content, gives, so the repository keeps one copy of each file and the
 series still builds up step by step.
 
+"Series:" lines cut the commits into the series that go to different
+trees, in the order they are sent: each names its output directory, its
+cover letter under patches/ and its subject prefix, and applies on the
+one before it.
+
 From this, the harness makes real commits on the pristine versions of the
 touched files and runs 'git format-patch'; the kernel tree that is built is
 the pristine tree with those generated patches applied by 'git apply', so
@@ -48,11 +53,23 @@ class Entry:
         return [p for p, _ in self.sections] + self.adds
 
 
+class Part:
+    """One series sent on its own: consecutive commits, with their cover letter."""
+
+    def __init__(self, name, cover_file, prefix, cover, first):
+        self.name = name
+        self.cover_file = cover_file
+        self.prefix = prefix
+        self.cover = cover
+        self.first = first  # index of its first entry
+        self.count = 0
+
+
 class Series:
-    def __init__(self, author, entries, cover):
+    def __init__(self, author, entries, parts):
         self.author = author
         self.entries = entries
-        self.cover = cover
+        self.parts = parts
 
     def touched(self):
         seen = []
@@ -103,13 +120,21 @@ def load(repo=REPO, project=None):
             text = f.read()
     except OSError as e:
         raise HarnessError(f"patches/series: {e.strerror}") from e
-    author, entries, current = None, [], None
+    author, entries, current, parts = None, [], None, []
     for lineno, raw in enumerate(text.splitlines(), 1):
         where = f"patches/series:{lineno}"
         line = raw.split("#", 1)[0].rstrip() if not raw.startswith("\t") else raw.rstrip()
         if not line.strip():
             continue
-        if line.startswith("From: "):
+        if line.startswith("Series: "):
+            m = re.match(r"^Series: ([a-z0-9][a-z0-9-]*) (cover-letter[a-z0-9-]*) (\S.*)$", line)
+            if not m:
+                raise HarnessError(f"{where}: want 'Series: NAME cover-letter-FILE PREFIX'")
+            if m.group(1) in [p[0] for p in parts]:
+                raise HarnessError(f"{where}: a second series named {m.group(1)}")
+            parts.append((m.group(1), m.group(2), m.group(3).strip(), len(entries)))
+            current = None
+        elif line.startswith("From: "):
             author = line[len("From: "):].strip()
             if not re.match(r"^[^<>]+ <[^<>@\s]+@[^<>\s]+>$", author):
                 raise HarnessError(f"{where}: From: wants 'Name <email>'")
@@ -153,12 +178,23 @@ def load(repo=REPO, project=None):
                    and n not in {e.name for e in parsed})
     if stray:
         raise HarnessError("patches/series does not list " + ", ".join(stray))
-    try:
-        with open(os.path.join(repo, "patches", "cover-letter")) as f:
-            cover = f.read()
-    except OSError as e:
-        raise HarnessError(f"patches/cover-letter: {e.strerror}") from e
-    series = Series(author, parsed, cover)
+    if not parts:
+        parts = [("series", "cover-letter", "RFC PATCH", 0)]
+    if parts[0][3] != 0:
+        raise HarnessError("patches/series: patches before the first 'Series:' line")
+    loaded = []
+    for k, (name, cover_file, prefix, first) in enumerate(parts):
+        try:
+            with open(os.path.join(repo, "patches", cover_file)) as f:
+                cover = f.read()
+        except OSError as e:
+            raise HarnessError(f"patches/{cover_file}: {e.strerror}") from e
+        part = Part(name, cover_file, prefix, cover, first)
+        part.count = (parts[k + 1][3] if k + 1 < len(parts) else len(parsed)) - first
+        if not part.count:
+            raise HarnessError(f"patches/series: series {name} has no patches")
+        loaded.append(part)
+    series = Series(author, parsed, loaded)
     check_ownership(series, project)
     return series
 
@@ -315,15 +351,18 @@ def commit_dates(series, repo=REPO):
 
 
 def generate(series, pristine, out_dir, repo=REPO, mail=False):
-    """Commit the series on the pristine versions of its files; format-patch it into out_dir.
+    """Commit the series on the pristine versions of its files; format-patch each part.
 
-    With mail, address each patch as git send-email would send it (see
-    address()); the builds, which only apply the patches, skip that.
-    Returns (paths of the patch files, cover letter first; final state).
+    Each part of the series goes to out_dir/N-NAME/ with its own cover
+    letter and numbering.  With mail, address each patch as git send-email
+    would send it (see address()); the builds, which only apply the
+    patches, skip that.  Returns (cover letters, one per part; every patch
+    file in order; final state).
     """
     all_states = states(series, pristine, repo)
     author = parse_identity(series.author)
     dates, cover_date = commit_dates(series, repo)
+    covers, patches = [], []
     with tempfile.TemporaryDirectory(prefix="buildid-series-git.") as work:
         git(["init", "-q", "-b", "series"], work)
         base = {}
@@ -338,7 +377,7 @@ def generate(series, pristine, out_dir, repo=REPO, mail=False):
             identity_env(BASE_IDENTITY, BASE_DATE))
         git(["tag", "pristine"], work)
         previous = base
-        for entry, state, date in zip(series.entries, all_states, dates):
+        for index, (entry, state, date) in enumerate(zip(series.entries, all_states, dates)):
             full = dict(base)
             full.update(state)
             write_state(work, full, previous)
@@ -347,22 +386,27 @@ def generate(series, pristine, out_dir, repo=REPO, mail=False):
             message = f"{entry.subject}\n\n{with_signoff(entry.body, series.author)}"
             git(["commit", "-q", "-F", "-"], work, identity_env(author, date),
                 input=message.encode())
+            git(["tag", f"entry-{index + 1}"], work)
         if os.path.isdir(out_dir):
-            for name in os.listdir(out_dir):
-                if name.endswith(".patch"):
-                    os.unlink(os.path.join(out_dir, name))
-        os.makedirs(out_dir, exist_ok=True)
-        names = git(["format-patch", "--cover-letter", "--zero-commit", "--no-signature",
-                     "--numbered", "--rfc", "-o", out_dir, "pristine..HEAD"], work,
-                    identity_env(author, cover_date), text=True).split()
-    patches = [os.path.join(out_dir, os.path.basename(n)) for n in names]
-    if len(patches) != len(series.entries) + 1:
-        raise HarnessError(f"git format-patch wrote {len(patches)} files for "
-                           f"{len(series.entries)} commits and a cover letter")
-    fill_cover_letter(patches[0], series.cover, repo)
-    if mail:
-        address(patches, pristine)
-    return patches, all_states[-1]
+            shutil.rmtree(out_dir)
+        for number, part in enumerate(series.parts, 1):
+            part_dir = os.path.join(out_dir, f"{number}-{part.name}")
+            os.makedirs(part_dir)
+            since = f"entry-{part.first}" if part.first else "pristine"
+            names = git(["format-patch", "--cover-letter", "--zero-commit", "--no-signature",
+                         "--numbered", f"--subject-prefix={part.prefix}", "-o", part_dir,
+                         f"{since}..entry-{part.first + part.count}"], work,
+                        identity_env(author, cover_date), text=True).split()
+            files = [os.path.join(part_dir, os.path.basename(n)) for n in names]
+            if len(files) != part.count + 1:
+                raise HarnessError(f"git format-patch wrote {len(files)} files for the "
+                                   f"{part.count} commits and cover letter of {part.name}")
+            fill_cover_letter(files[0], part.cover, repo, part.cover_file)
+            if mail:
+                address(files, pristine)
+            covers.append(files[0])
+            patches += files[1:]
+    return covers, patches, all_states[-1]
 
 
 def recipients(patch, pristine):
@@ -425,7 +469,7 @@ def benchmark_tables(text):
     return tables
 
 
-def expand_cover(cover, benchmarks):
+def expand_cover(cover, benchmarks, cover_file="cover-letter"):
     """Fill {{commit}} and {{table N: first cells; ...}} from BENCHMARKS.md.
 
     The cover letter quotes rows, never copies of numbers, so that it says
@@ -439,13 +483,13 @@ def expand_cover(cover, benchmarks):
     def table(match):
         index = int(match.group(1))
         if not 1 <= index <= len(tables):
-            raise HarnessError(f"patches/cover-letter: BENCHMARKS.md has no table {index}")
+            raise HarnessError(f"patches/{cover_file}: BENCHMARKS.md has no table {index}")
         rows = tables[index - 1]
         out = rows[:2]
         for want in [w.strip() for w in match.group(2).split(";") if w.strip()]:
             found = [r for r in rows[2:] if r.startswith(f"| {want} |")]
             if not found:
-                raise HarnessError(f"patches/cover-letter: table {index} of BENCHMARKS.md has "
+                raise HarnessError(f"patches/{cover_file}: table {index} of BENCHMARKS.md has "
                                    f"no row '{want}'")
             out.append(found[0])
         return "\n".join(out)
@@ -453,14 +497,14 @@ def expand_cover(cover, benchmarks):
     text = cover.replace("{{commit}}", f"measured at commit {m.group(1)[:12]}")
     text = re.sub(r"\{\{table (\d+): ([^}]*)\}\}", table, text)
     if "{{" in text:
-        raise HarnessError("patches/cover-letter: unknown {{...}} field")
+        raise HarnessError(f"patches/{cover_file}: unknown {{{{...}}}} field")
     return text
 
 
-def fill_cover_letter(path, cover, repo=REPO):
-    """Put patches/cover-letter's subject and text in format-patch's cover letter."""
+def fill_cover_letter(path, cover, repo=REPO, cover_file="cover-letter"):
+    """Put a patches/cover-letter file's subject and text in format-patch's cover letter."""
     with open(os.path.join(repo, "BENCHMARKS.md")) as f:
-        cover = expand_cover(cover, f.read())
+        cover = expand_cover(cover, f.read(), cover_file)
     subject, _, blurb = cover.strip("\n").partition("\n")
     with open(path) as f:
         text = f.read()
@@ -486,7 +530,7 @@ def apply_generated(patches, pristine, touched):
                 dst = os.path.join(stage, path)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 shutil.copy2(src, dst)
-        for patch in patches[1:]:
+        for patch in patches:
             proc = subprocess.run(["git", "apply", "--whitespace=nowarn", patch], cwd=stage,
                                   capture_output=True, text=True,
                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -30,21 +30,22 @@ CHECKPATCH_LINE = re.compile(r"^(WARNING|ERROR|CHECK):(\w+):")
 
 
 def generate(out_dir=SERIES_OUT, repo=REPO):
-    """Write the series as git format-patch output; (patch paths, series)."""
+    """Write the series as git format-patch output; (cover letters, patch paths, series)."""
     source = Source()
     source.ensure_pristine()
     entries = series.load(repo, project_files(repo))
-    patches, _final = series.generate(entries, source.pristine, out_dir, repo, mail=True)
-    return patches, entries, source
+    covers, patches, _final = series.generate(entries, source.pristine, out_dir, repo, mail=True)
+    return covers, patches, entries, source
 
 
 def cmd_series():
-    patches, entries, source = generate()
-    info(f"wrote {len(patches)} files to {os.path.relpath(SERIES_OUT, REPO)}/: "
-         f"a cover letter and {len(entries.entries)} patches against Debian's "
-         f"linux-source-6.12 {source.pkgver}")
-    for path in patches:
-        print(os.path.relpath(path, REPO))
+    covers, patches, entries, source = generate()
+    info(f"wrote {len(entries.parts)} series of {len(patches)} patches in all to "
+         f"{os.path.relpath(SERIES_OUT, REPO)}/, against Debian's linux-source-6.12 "
+         f"{source.pkgver}, each applying on the one before it:")
+    for part, cover in zip(entries.parts, covers):
+        print(f"{os.path.relpath(os.path.dirname(cover), REPO)}/: {part.count} patches "
+              f"[{part.prefix}] and a cover letter")
     return 0
 
 
@@ -80,7 +81,7 @@ def am_check(kernel, tally):
     """git am the generated series on the pristine repository; compare with the built tree."""
     source = kernel.source
     with tempfile.TemporaryDirectory(prefix="buildid-am.") as tmp:
-        patches, entries, _ = generate(os.path.join(tmp, "series"))
+        _covers, patches, entries, _ = generate(os.path.join(tmp, "series"))
         git_dir = pristine_repository(source)
         work = os.path.join(tmp, "linux")
         touched = entries.touched()
@@ -90,12 +91,13 @@ def am_check(kernel, tally):
         series.git(["checkout", "-q", "--detach", "pristine"], work)
         base = series.git(["rev-parse", "HEAD"], work, text=True).strip()
         am = subprocess.run(["git", "-c", "user.name=am", "-c", "user.email=am@example.invalid",
-                             "am", "-q", "--whitespace=error-all"] + patches[1:], cwd=work,
+                             "am", "-q", "--whitespace=error-all"] + patches, cwd=work,
                             capture_output=True, text=True,
                             env={"PATH": os.environ["PATH"], "HOME": tmp, "LC_ALL": "C",
                                  "GIT_CONFIG_NOSYSTEM": "1"})
-        if not tally.check(am.returncode == 0, f"git am applies the {len(patches) - 1} "
-                           "patches of 'make series' on a git repository of the pristine tree"):
+        if not tally.check(am.returncode == 0, f"git am applies the {len(patches)} patches "
+                           "of 'make series', series after series, on a git repository of "
+                           "the pristine tree"):
             print((am.stdout + am.stderr).rstrip())
             return
         log = series.git(["log", "--reverse", "--format=%B%x00", f"{base}..HEAD"], work,
@@ -171,10 +173,11 @@ def checkpatch_counts(checkpatch, patch):
 
 
 def checkpatch_strict(patches, checkpatch, tally):
+    """checkpatch --strict of each patch; patches/checkpatch-accepted numbers them as patches/ does."""
     accepted = load_accepted()
     used = set()
-    for patch in patches[1:]:
-        number = os.path.basename(patch)[:4]
+    for index, patch in enumerate(patches, 1):
+        number = f"{index:04d}"
         counts, output = checkpatch_counts(checkpatch, patch)
         unexplained = []
         for kind, n in sorted(counts.items()):
@@ -185,7 +188,8 @@ def checkpatch_strict(patches, checkpatch, tally):
             elif n < allowed:
                 # A count left high would cover new reports of the type.
                 unexplained.append(f"{kind}: {n}, but the list accepts {allowed}")
-        if not tally.check(not unexplained, f"checkpatch --strict {os.path.basename(patch)}"
+        shown = os.path.join(os.path.basename(os.path.dirname(patch)), os.path.basename(patch))
+        if not tally.check(not unexplained, f"checkpatch --strict {number} ({shown})"
                            + (f": not in patches/checkpatch-accepted: {', '.join(unexplained)}"
                               if unexplained else "")):
             print(output.rstrip())
@@ -232,7 +236,7 @@ def step_kernel(source, fragment=FRAGMENT, touched=()):
 def cmd_series_check(first=1):
     t_start = time.monotonic()
     tally = Tally()
-    patches, entries, pristine_source = generate()
+    _covers, patches, entries, pristine_source = generate()
     checkpatch = os.path.join(pristine_source.pristine, "scripts", "checkpatch.pl")
     banner("checkpatch --strict")
     checkpatch_strict(patches, checkpatch, tally)
@@ -253,7 +257,7 @@ def cmd_series_check(first=1):
         for k in range(first, n + 1):
             entry = entries.entries[k - 1]
             banner(f"build after patch {k}/{n}: {entry.subject}")
-            state = series.apply_generated(patches[:k + 1], pristine_source.pristine, touched)
+            state = series.apply_generated(patches[:k], pristine_source.pristine, touched)
             changed = source.set_state(state, touched)
             kernel = step_kernel(source, touched=touched)
             t0 = time.monotonic()
@@ -262,7 +266,7 @@ def cmd_series_check(first=1):
                 kernel.configure(tolerate={sym for sym, at in symbols.items() if at >= k})
                 kernel.build_all()
             except HarnessError as e:
-                tally.check(False, f"patch {k}/{n} ({os.path.basename(patches[k])}) builds: {e}")
+                tally.check(False, f"patch {k}/{n} ({entry.name}) builds: {e}")
                 break
             dt = time.monotonic() - t0
             timings.append((k, dt))

@@ -226,13 +226,17 @@ class Source:
         """Where the harness keeps the patches it generates for the build."""
         return os.path.join(CACHE, "series", self.key)
 
+    def staged(self, repo=REPO):
+        """{path: (bytes, mode)}: what the series makes of the files it touches."""
+        return stage_series(self.pristine, repo, self.generated_series())
+
     def overlay(self, repo=REPO):
         """Apply the series; rewrite only files whose content changed.
 
         Returns (changed paths, whether the working tree was recreated).
         """
         recreated = self.ensure_tree()
-        staged = stage_series(self.pristine, repo, self.generated_series())
+        staged = self.staged(repo)
         try:
             with open(self.overlay_state) as f:
                 previous = json.load(f)
@@ -327,10 +331,16 @@ def project_files(repo):
                   and os.path.isfile(os.path.join(repo, p)))
 
 
-def stage_series(pristine, repo, out_dir):
-    """{path: (bytes, mode)} of every file the series changes, from its generated patches."""
+def stage_series(pristine, repo, out_dir, parts=None):
+    """{path: (bytes, mode)} of every file the series changes, from its generated patches.
+
+    With parts, only the first that many series of patches/series are applied.
+    """
     entries = series.load(repo, project_files(repo))
-    patches, final = series.generate(entries, pristine, out_dir, repo)
+    _covers, patches, final = series.generate(entries, pristine, out_dir, repo)
+    if parts is not None:
+        count = sum(part.count for part in entries.parts[:parts])
+        return series.apply_generated(patches[:count], pristine, entries.touched())
     staged = series.apply_generated(patches, pristine, entries.touched())
     if staged != final:
         differ = sorted(p for p in set(staged) | set(final) if staged.get(p) != final.get(p))

@@ -243,7 +243,7 @@ class LintStageTest(unittest.TestCase):
             # The series' own checks (checkpatch of the generated patches,
             # git am) need the kernel source; they are tested on their own.
             with mock.patch.object(subprocess, "run", run), \
-                    mock.patch.object(lint, "generate", return_value=([], None, None)), \
+                    mock.patch.object(lint, "generate", return_value=([], [], None, None)), \
                     mock.patch.object(lint, "checkpatch_strict"), \
                     mock.patch.object(lint, "am_check"):
                 tally = quietly(lint.stage_lint, kernel)

@@ -80,22 +80,26 @@ class SeriesTest(unittest.TestCase):
 
     def test_generated_patches_apply_with_git_am_and_sign_off(self):
         out = os.path.join(self.tmp.name, "out")
-        patches, final = series.generate(self.load(), self.pristine, out, self.repo, mail=True)
-        self.assertEqual([os.path.basename(p)[:4] for p in patches], ["0000", "0001", "0002"])
-        cover = read(patches[0])
+        covers, patches, final = series.generate(self.load(), self.pristine, out, self.repo,
+                                                 mail=True)
+        self.assertEqual([os.path.relpath(p, out)[:11] for p in covers + patches],
+                         ["1-series/00", "1-series/00", "1-series/00"])
+        self.assertEqual([os.path.basename(p)[:4] for p in covers + patches],
+                         ["0000", "0001", "0002"])
+        cover = read(covers[0])
         self.assertIn("Subject: [RFC PATCH 0/2] lib: a series", cover)
         self.assertIn("To: Lib Maintainer <lib@example.org>\n"
                       "Cc: A Reviewer <rev@example.org>,\n linux-kernel@vger.kernel.org\n\n",
                       cover)
-        self.assertIn("To: Lib Maintainer <lib@example.org>\n", read(patches[1]))
+        self.assertIn("To: Lib Maintainer <lib@example.org>\n", read(patches[0]))
         self.assertIn("measured at commit 0123456789ab", cover)
         self.assertIn("| what | ns |\n|---|---:|\n| fast | 1 |", cover)
         self.assertNotIn("| slow |", cover)
-        second = read(patches[2])
+        second = read(patches[1])
         # Signed-off-by joins the trailer block instead of starting another.
         self.assertIn("Cc: stable@vger.kernel.org\nSigned-off-by: A Developer <dev@example.org>",
                       second)
-        self.assertIn("Signed-off-by: A Developer <dev@example.org>\n---", read(patches[1]))
+        self.assertIn("Signed-off-by: A Developer <dev@example.org>\n---", read(patches[0]))
         self.assertEqual(series.apply_generated(patches, self.pristine, ["lib/Makefile",
                                                                          "lib/rust.rs"]), final)
         # git am on a git repository of the pristine tree gives the same files.
@@ -105,11 +109,33 @@ class SeriesTest(unittest.TestCase):
         for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
                     ["git", "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-q", "-m", "p"],
                     ["git", "-c", "user.name=x", "-c", "user.email=x@y", "am", "-q"]
-                    + patches[1:]):
+                    + patches):
             subprocess.run(cmd, cwd=work, env=env, check=True, capture_output=True)
         for path, (data, _mode) in final.items():
             with open(os.path.join(work, path), "rb") as f:
                 self.assertEqual(f.read(), data, path)
+
+    def test_each_series_has_its_own_cover_letter_and_numbers(self):
+        write(os.path.join(self.repo, "patches/cover-letter-fixes"), "lib: fixes\n\nFirst.\n")
+        self.manifest(["Series: fixes cover-letter-fixes PATCH lib", "0001-lib-add.patch",
+                       "\tlib/rust.rs", "Series: more cover-letter RFC PATCH lib-next",
+                       "0002-lib-more.patch"])
+        out = os.path.join(self.tmp.name, "out")
+        covers, patches, final = series.generate(self.load(), self.pristine, out, self.repo)
+        self.assertEqual([os.path.relpath(p, out)[:15] for p in covers + patches],
+                         ["1-fixes/0000-co", "2-more/0000-cov", "1-fixes/0001-li",
+                          "2-more/0001-lib"])
+        self.assertIn("Subject: [PATCH lib 0/1] lib: fixes", read(covers[0]))
+        self.assertIn("Subject: [PATCH lib 1/1] lib: add a Rust file", read(patches[0]))
+        self.assertIn("Subject: [RFC PATCH lib-next 0/1] lib: a series", read(covers[1]))
+        self.assertIn("Subject: [RFC PATCH lib-next 1/1] lib: rust: say more", read(patches[1]))
+        self.assertEqual(series.apply_generated(patches, self.pristine, ["lib/Makefile",
+                                                                         "lib/rust.rs"]), final)
+        self.manifest(["0001-lib-add.patch", "\tlib/rust.rs",
+                       "Series: more cover-letter RFC PATCH", "0002-lib-more.patch"])
+        with self.assertRaises(HarnessError) as cm:
+            self.load()
+        self.assertIn("patches before the first 'Series:' line", str(cm.exception))
 
     def test_file_in_no_commit_is_refused(self):
         with self.assertRaises(HarnessError) as cm:
@@ -181,9 +207,9 @@ class CheckpatchAcceptedTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             accepted = os.path.join(tmp, "accepted")
             write(accepted, accepted_text)
-            patches = [os.path.join(tmp, name) for name in
-                       ("0000-cover-letter.patch", "0001-a.patch", "0002-b.patch")]
-            counts = {p: c for p, c in zip(patches[1:], reports)}
+            patches = [os.path.join(tmp, "2-part", name) for name in
+                       ("0001-a.patch", "0002-b.patch")]
+            counts = {p: c for p, c in zip(patches, reports)}
             tally = seriescheck.Tally()
             with mock.patch.object(seriescheck, "ACCEPTED", accepted), \
                     mock.patch.object(seriescheck, "checkpatch_counts",
@@ -197,7 +223,8 @@ class CheckpatchAcceptedTest(unittest.TestCase):
         self.assertEqual(self.run_with(text, [{"LONG_LINE": 2}, {}]).counts, (3, 0))
         tally = self.run_with(text, [{"LONG_LINE": 3}, {}])
         self.assertEqual(tally.failures, [
-            "checkpatch --strict 0001-a.patch: not in patches/checkpatch-accepted: LONG_LINE x1"])
+            "checkpatch --strict 0001 (2-part/0001-a.patch): not in "
+            "patches/checkpatch-accepted: LONG_LINE x1"])
         # The same type in another patch is not covered.
         tally = self.run_with(text, [{"LONG_LINE": 2}, {"LONG_LINE": 1}])
         self.assertEqual(len(tally.failures), 1)
@@ -205,8 +232,8 @@ class CheckpatchAcceptedTest(unittest.TestCase):
         # Fewer reports than the list accepts: the count must come down.
         tally = self.run_with(text, [{"LONG_LINE": 1}, {}])
         self.assertEqual(tally.failures, [
-            "checkpatch --strict 0001-a.patch: not in patches/checkpatch-accepted: "
-            "LONG_LINE: 1, but the list accepts 2"])
+            "checkpatch --strict 0001 (2-part/0001-a.patch): not in "
+            "patches/checkpatch-accepted: LONG_LINE: 1, but the list accepts 2"])
 
     def test_entry_nothing_needs_fails(self):
         tally = self.run_with("0002 BRACES 1 why\n", [{}, {}])

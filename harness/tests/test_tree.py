@@ -63,6 +63,7 @@ class OverlayTest(unittest.TestCase):
         self.src.overlay_state = os.path.join(root, "overlay.json")
         self.src.ensure_tree = mock.Mock(return_value=False)
         self.src.generated_series = mock.Mock(return_value=os.path.join(root, "generated"))
+        self.src.staged = lambda repo: tree.Source.staged(self.src, repo)
 
     def write_series(self, lines):
         write(os.path.join(self.patches, "series"),
