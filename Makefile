@@ -13,7 +13,7 @@ TIMEOUT ?= 600
 FUZZ_SECONDS ?= 600
 
 .PHONY: help deps tree config build vm run test test-host test-kunit \
-	test-kselftest test-harness test-lint test-kcsan bpf-selftests bench fuzz mutants series series-check \
+	test-kselftest test-harness test-lint test-kcsan bpf-selftests fixes-check bench fuzz mutants series series-check \
 	clean clean-cache
 
 help:
@@ -28,6 +28,7 @@ help:
 	@echo "make test-host | test-lint | test-kunit | test-kselftest | test-harness   one test stage"
 	@echo "make test-kcsan  build a KCSAN kernel, run the build ID cache's KUnit suite in it (not in 'make test')"
 	@echo "make bpf-selftests  upstream's test_verifier and test_progs subset on a pristine and the patched kernel (long)"
+	@echo "make fixes-check the fixes series alone on pristine 6.12: its BPF selftests pass with it, fail without (long)"
 	@echo "make series      write the patch series against Debian's 6.12 to out/series (git format-patch)"
 	@echo "make series-check  checkpatch --strict each patch; build after each patch and with options off (long)"
 	@echo "make mutants     build and boot kernels with broken readers: the tests must fail (MUTANTS=...)"
@@ -79,6 +80,9 @@ test-kcsan: deps
 
 bpf-selftests: deps
 	@$(KHARNESS) bpf-selftests
+
+fixes-check: deps
+	@$(KHARNESS) fixes-check
 
 series: deps
 	@$(KHARNESS) series

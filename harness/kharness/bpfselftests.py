@@ -119,11 +119,11 @@ INCLUDED_SOURCE = re.compile(r'#include\s+"(\w+\.c)"')
 HELPER_TESTS = ("test_lsm.c",)
 
 
-def selected_tests(src):
-    """The files of prog_tests whose names TEST_PROGS_SELECTION matches, as -t does."""
+def selected_tests(src, selection=TEST_PROGS_SELECTION):
+    """The files of prog_tests whose names selection matches, as -t does."""
     return sorted(name for name in os.listdir(os.path.join(src, "prog_tests"))
                   if name.endswith(".c") and (name in HELPER_TESTS or
-                                              any(t in name[:-2] for t in TEST_PROGS_SELECTION)))
+                                              any(t in name[:-2] for t in selection)))
 
 
 def needed_programs(src, tests):
@@ -148,7 +148,7 @@ def needed_programs(src, tests):
     return sorted(programs), sorted(light)
 
 
-def selection_vars(src, out):
+def selection_vars(src, out, selection=TEST_PROGS_SELECTION):
     """make variables that build test_progs with only the selected tests and their programs.
 
     The whole test_progs is about 900 BPF programs and 400 tests (a build
@@ -157,7 +157,7 @@ def selection_vars(src, out):
     list as <prog_tests/tests.h> in the output directory, where the
     subsets are.
     """
-    tests = selected_tests(src)
+    tests = selected_tests(src, selection)
     programs, light = needed_programs(src, tests)
     headers = [n for n in os.listdir(os.path.join(src, "progs")) if n.endswith(".h")]
     # A test object's dependency file names the light skeletons it includes
@@ -183,8 +183,9 @@ def selection_vars(src, out):
 BUILD_STEP = re.compile(r"^  [A-Z][A-Z0-9_-]*(?: \[\S+\])?\s+\S+")
 
 
-def build_selftests(kernel):
-    """test_verifier, test_progs and their modules for kernel; returns the output directory."""
+def build_selftests(kernel, selection=TEST_PROGS_SELECTION,
+                    targets=("test_verifier", "test_progs")):
+    """test_progs with the selected tests (and the other targets) for kernel; its output directory."""
     out = os.path.join(kernel.build, "bpf-selftests-full")
     os.makedirs(out, exist_ok=True)
     src = os.path.join(kernel.source.tree, "tools", "testing", "selftests", "bpf")
@@ -196,10 +197,11 @@ def build_selftests(kernel):
     cmd = ["make", "-s", "-C", src, f"-j{(os.cpu_count() or 1) + 1}", f"OUTPUT={out}",
            f"VMLINUX_BTF={kernel.build}/vmlinux", f"KDIR={kernel.build}",
            f"CLANG={BPF_CLANG}", "LLC=llc-19", "LLVM_STRIP=llvm-strip-19", "feature-llvm=0",
-           f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include"] + selection_vars(src, out) + \
+           f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include"] + \
+        selection_vars(src, out, selection) + \
         [v for v in toolchain_vars() if not v.startswith("CLIPPY")] + \
-        [os.path.join(out, "test_verifier"), os.path.join(out, "test_progs")]
-    info(f"building upstream's test_verifier and test_progs for {kernel.build}")
+        [os.path.join(out, t) for t in targets]
+    info(f"building {', '.join(targets)} of the BPF selftests for {kernel.build}")
     t0 = time.monotonic()
     log = os.path.join(kernel.build, "bpf-selftests-build.log")
     status, output, steps = stream(cmd, "BPF selftests build", step=BUILD_STEP, quiet=True)

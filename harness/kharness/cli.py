@@ -94,6 +94,11 @@ def cmd_bpf_selftests(_args):
     return run_bpf_selftests()
 
 
+def cmd_fixes_check(_args):
+    from .fixescheck import run_fixes_check
+    return run_fixes_check()
+
+
 def cmd_mutants(args):
     from .mutants import run_mutants
     return run_mutants(args.mutants)
@@ -130,6 +135,8 @@ def main(argv):
     sub.add_parser("kcsan", help="build the KCSAN kernel, run the build ID cache's KUnit suite in it")
     sub.add_parser("bpf-selftests", help="upstream's BPF selftests on the pristine and the "
                    "patched kernel, same config; fails on a test that only pristine passes")
+    sub.add_parser("fixes-check", help="the fixes series alone on pristine 6.12: its "
+                   "selftests/bpf tests pass with it and fail without it")
     args = p.parse_args(argv)
     try:
         check_pinned_tools()
