@@ -251,6 +251,7 @@ impl LocalFile {
 
     /// [`kernel_read`](Self::kernel_read) without those checks (`__kernel_read()`), for the build
     /// ID parser's sleepable reader, which reads as `lib/buildid.c` does; may sleep.
+    #[cfg(CONFIG_RUST_BUILDID)]
     #[inline]
     pub(crate) fn kernel_read_unchecked(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
         self.read_with(bindings::__kernel_read, buf, pos)
