@@ -6,7 +6,7 @@ stable, so it has to stand alone: a kernel of the pristine tree with only
 those patches, and its tests in tools/testing/selftests/bpf, must pass, and
 each test must fail on the pristine kernel.  Two kernels of one
 configuration (the test kernel's, without the options of the Rust series,
-with packet sockets for the ring test) are built, the test_progs build_id
+its packet sockets serving the ring test) are built, the test_progs build_id
 test (-a: not stacktrace_build_id*, which a -t substring match would add)
 is built once from the tree with the fixes, and the same binary runs in
 each kernel.  The verdict:
@@ -42,7 +42,6 @@ TEST = "build_id"
 ADDED_SUBTEST = re.compile(r"^test_progs build_id/frames-")
 # Options of the Rust series and of its tests, which these trees lack.
 SERIES_OPTION = re.compile(r"RUST|BUILDID|SAMPLE|KUNIT")
-EXTRA_OPTIONS = ("CONFIG_PACKET=y",)
 ADDED_COUNT = 7
 LOCKDEP_INVERSION = "possible circular locking dependency detected"
 RUN_TIMEOUT = 1200
@@ -63,13 +62,13 @@ class FixesSource(Source):
 
 
 def fixes_fragment():
-    """The test kernel's fragment without the Rust series' options, with packet sockets."""
+    """The test kernel's fragment (packet sockets included) without the Rust series' options."""
     lines = [f"{sym}={val}" for sym, val in parse_fragment(FRAGMENT)
              if not SERIES_OPTION.search(sym)]
     path = os.path.join(CACHE, "build", "fixes-check.config")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
-        f.write("\n".join(lines + list(EXTRA_OPTIONS)) + "\n")
+        f.write("\n".join(lines) + "\n")
     return path
 
 
