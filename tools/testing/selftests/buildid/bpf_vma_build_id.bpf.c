@@ -35,12 +35,16 @@ static __always_inline void record(struct vm_area_struct *vma)
 	r->end = vma->vm_end;
 	r->pgoff = vma->vm_pgoff;
 	r->flags = vma->vm_flags;
+	/*
+	 * First: a miss queues a fill, which another CPU may finish before a
+	 * later call here, and the tests of misses look at this answer.
+	 */
+	r->ret = bpf_vma_build_id(vma, r->id, sizeof(r->id));
 	if (!n) {
 		/* A buffer too small for a 20-byte ID, and one larger than it. */
-		data.ret_small = bpf_vma_build_id(vma, r->id, 8);
+		data.ret_small = bpf_vma_build_id(vma, data.large, 8);
 		data.ret_large = bpf_vma_build_id(vma, data.large, sizeof(data.large));
 	}
-	r->ret = bpf_vma_build_id(vma, r->id, sizeof(r->id));
 	data.nr = n + 1;
 }
 

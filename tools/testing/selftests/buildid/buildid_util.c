@@ -645,7 +645,8 @@ int cache_switch_set(struct cache_switch *s, int on)
 	if (!s->switched)
 		s->was = was;
 	s->switched = true;
-	return 0;
+	/* No fill queued before the switch lands after it. */
+	return buildid_cache_drain();
 }
 
 void cache_switch_restore(struct cache_switch *s)
@@ -962,18 +963,20 @@ long buildid_cache_stat(const char *name)
 	return -ENOENT;
 }
 
+/*
+ * The file stays open: an open for write is a write-access grant, which
+ * the cache counts in one of a few shared counters, and a fill in flight
+ * of an inode that shares the drain file's counter would not be cached.
+ */
 int buildid_cache_drain(void)
 {
-	int fd = open_cache_debugfs("drain", O_WRONLY);
+	static int fd = -1;
 
 	if (fd < 0)
+		fd = open_cache_debugfs("drain", O_WRONLY);
+	if (fd < 0)
 		return fd;
-	if (write(fd, "1", 1) != 1) {
-		close(fd);
-		return -EIO;
-	}
-	close(fd);
-	return 0;
+	return write(fd, "1", 1) == 1 ? 0 : -EIO;
 }
 
 int buildid_cache_ask(const void *addr)

@@ -144,7 +144,10 @@ struct cache_switch {
 	int was;
 };
 
-/* buildid_cache_set() that remembers; 0 or -errno (off without the cache is 0). */
+/*
+ * buildid_cache_set() that remembers, then buildid_cache_drain(); 0 or -errno
+ * (off without the cache is 0).
+ */
 int cache_switch_set(struct cache_switch *s, int on);
 void cache_switch_restore(struct cache_switch *s);
 /* Waits for the cache's queued fills, which hold file references. */
