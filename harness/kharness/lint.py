@@ -25,13 +25,12 @@ CHECKPATCH_EXCEPTIONS = {
     # The exported functions are defined in lib/buildid.c, which this file
     # #includes under other names, so no export can follow its definition.
     "lib/buildid_ref.c": ["EXPORT_SYMBOL"],
-    # A BPF program has no <linux/compiler_attributes.h>: the file defines
-    # __used itself, as selftests/bpf's bpf_misc.h does.
-    "tools/testing/selftests/buildid/bpf_vma_build_id_fail.bpf.c":
-        ["PREFER_DEFINED_ATTRIBUTE_MACRO"],
     # FUSE's protocol: a reply of -ENOSYS says the server does not implement
     # the request, which the kernel then stops sending.
     "tools/testing/selftests/buildid/buildid_fuse.c": ["ENOSYS"],
+    # A BPF program declares the kfuncs it calls as __ksym externs, as the
+    # other programs of selftests/bpf do.
+    "tools/testing/selftests/bpf/progs/verifier_vma_build_id.c": ["AVOID_EXTERNS"],
 }
 
 # The first line of a .cmd file kbuild writes next to each object:

@@ -158,8 +158,10 @@ def kunit_verdict(boot, expected=None):
 # The upstream kselftest collections the kselftest stage runs.
 KSELFTEST_TARGETS = ["proc"]
 
-# Upstream BPF selftests that exercise the build ID code.
-BPF_SELFTESTS = ("build_id", "stacktrace_build_id", "stacktrace_build_id_nmi")
+# The BPF selftests (test_progs) that exercise the build ID code: upstream's,
+# and the series' verifier_vma_build_id (selftests/bpf, bpf-next series).
+BPF_SELFTESTS = ("build_id", "stacktrace_build_id", "stacktrace_build_id_nmi",
+                 "verifier_vma_build_id")
 # The stacktrace_build_id_nmi test needs a hardware PMU, which TCG lacks:
 # it may skip, and only when the guest has none.
 BPF_SELFTEST_NEED_PMU = {"stacktrace_build_id_nmi"}
@@ -186,19 +188,19 @@ def test_progs_verdict(tally, text, status, hw_pmu):
             tops.setdefault(name, []).append(result)
         may_skip = test in BPF_SELFTEST_NEED_PMU and hw_pmu is False
         if result == "SKIP" and may_skip:
-            print(f"skip - upstream BPF selftest {name} (no hardware PMU in the guest)")
+            print(f"skip - BPF selftest {name} (no hardware PMU in the guest)")
         elif result == "SKIP":
             why = "it needs no PMU" if test not in BPF_SELFTEST_NEED_PMU else \
                 "the guest has a hardware PMU" if hw_pmu else "the guest's PMU is unknown"
-            tally.check(False, f"upstream BPF selftest {name} skipped, but {why}")
+            tally.check(False, f"BPF selftest {name} skipped, but {why}")
         else:
-            tally.check(result == "OK", f"upstream BPF selftest {name}: {result}")
+            tally.check(result == "OK", f"BPF selftest {name}: {result}")
     for name in BPF_SELFTESTS:
         got = tops.get(name, [])
-        tally.check(len(got) == 1, f"upstream BPF selftest {name} reported once "
+        tally.check(len(got) == 1, f"BPF selftest {name} reported once "
                     f"({len(got)} results)", quiet_ok=True)
     for name in sorted(set(tops) - set(BPF_SELFTESTS)):
-        tally.check(False, f"upstream BPF selftest {name} was not selected")
+        tally.check(False, f"BPF selftest {name} was not selected")
 
 
 def parse_tool_check(text):

@@ -97,27 +97,57 @@ def build_kselftests(kernel):
     return install
 
 
-# test_progs is built with only the upstream BPF selftests that exercise
-# the build ID code (parsers.BPF_SELFTESTS) and the BPF programs they use:
-# the full suite needs tools/testing/selftests/bpf/config in the kernel and
-# rebuilds its ~900 BPF objects whenever vmlinux changes.
+# test_progs is built with only the BPF selftests that exercise the build
+# ID code (parsers.BPF_SELFTESTS) and the BPF programs they use: the full
+# suite needs tools/testing/selftests/bpf/config in the kernel and rebuilds
+# its ~900 BPF objects whenever vmlinux changes.
 BPF_SELFTEST_PROGS = ("test_build_id.c", "test_stacktrace_build_id.c",
+                      "verifier_vma_build_id.c",
                       "btf_data.c")  # btf_data: resolve_btfids runs on test_progs with it
 BPF_SELFTEST_HELPERS = ("urandom_read", "liburandom_read.so", "uprobe_multi")
 
+# prog_tests/verifier.c runs every verifier_*.c program, so it would need all
+# of their skeletons: the subset has a runner of its own for the one it needs,
+# which does what verifier.c's RUN() does (without CAP_SYS_ADMIN, as
+# test_verifier runs).
+BPF_SELFTEST_RUNNERS = {
+    "verifier_vma_build_id.c": """\
+// Written by the project's harness: prog_tests/verifier.c's RUN() for one test.
+#include <test_progs.h>
+#include "cap_helpers.h"
+#include "verifier_vma_build_id.skel.h"
 
-def link_subset(src, sub, out, names):
-    """out/sub: links to src/sub's names (and nothing else but a generated tests.h).
+void test_verifier_vma_build_id(void)
+{
+	struct test_loader tester = {};
+	__u64 old_caps;
+
+	if (!ASSERT_OK(cap_disable_effective(1ULL << CAP_SYS_ADMIN, &old_caps),
+		       "drop CAP_SYS_ADMIN"))
+		return;
+	test_loader__run_subtests(&tester, "verifier_vma_build_id",
+				  verifier_vma_build_id__elf_bytes);
+	test_loader_fini(&tester);
+	ASSERT_OK(cap_enable_effective(old_caps, NULL), "restore CAP_SYS_ADMIN");
+}
+""",
+}
+
+
+def link_subset(src, sub, out, names, written=None):
+    """out/sub: links to src/sub's names, the files of written ({name: text}),
+    and nothing else but a generated tests.h.
 
     The selftests' Makefile regenerates tests.h only when a test is newer
     than it, so a test added to the subset since the last build would not be
     in the list: the list goes whenever the links change.
     """
+    written = written or {}
     d = os.path.join(out, sub)
     os.makedirs(d, exist_ok=True)
     changed = False
     for name in os.listdir(d):
-        if name not in names and name != "tests.h":
+        if name not in names and name not in written and name != "tests.h":
             os.unlink(os.path.join(d, name))
             changed = True
     for name in names:
@@ -127,6 +157,17 @@ def link_subset(src, sub, out, names):
                 os.unlink(link)
             os.symlink(target, link)
             changed = True
+    for name, text in written.items():
+        path = os.path.join(d, name)
+        if not os.path.islink(path) and os.path.isfile(path):
+            with open(path) as f:
+                if f.read() == text:
+                    continue
+        if os.path.lexists(path):
+            os.unlink(path)
+        with open(path, "w") as f:
+            f.write(text)
+        changed = True
     if changed and os.path.exists(os.path.join(d, "tests.h")):
         os.unlink(os.path.join(d, "tests.h"))
     # The objects are compiled as $(CURDIR)/<dir>/x.c: the make variables
@@ -141,11 +182,13 @@ def bpf_selftest_subset(kernel, subset):
     has, so that its #include <prog_tests/tests.h> finds the generated list.
     """
     src = os.path.join(kernel.source.tree, "tools", "testing", "selftests", "bpf")
-    wanted = {"prog_tests": [f"{t}.c" for t in BPF_SELFTESTS],
+    wanted = {"prog_tests": [f"{t}.c" for t in BPF_SELFTESTS
+                             if f"{t}.c" not in BPF_SELFTEST_RUNNERS],
               "progs": list(BPF_SELFTEST_PROGS) +
               sorted(f for f in os.listdir(os.path.join(src, "progs")) if f.endswith(".h"))}
     for sub, names in wanted.items():
-        link_subset(src, sub, subset, names)
+        link_subset(src, sub, subset, names,
+                    BPF_SELFTEST_RUNNERS if sub == "prog_tests" else None)
     return src
 
 

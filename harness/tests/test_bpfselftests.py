@@ -115,6 +115,32 @@ class LinkSubsetTest(unittest.TestCase):
             self.assertFalse(os.path.exists(tests_h), "a stale list of tests was kept")
             self.assertEqual(sorted(os.listdir(os.path.dirname(tests_h))), ["a.c", "b.c"])
 
+    def test_written_runner_kept_until_it_changes(self):
+        import os
+        import tempfile
+        from kharness.stages import link_subset
+
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = os.path.join(tmp, "src"), os.path.join(tmp, "out")
+            os.makedirs(os.path.join(src, "prog_tests"))
+            open(os.path.join(src, "prog_tests", "a.c"), "w").close()
+            d = os.path.join(out, "prog_tests")
+            tests_h = os.path.join(d, "tests.h")
+
+            link_subset(src, "prog_tests", out, ["a.c"], {"r.c": "one"})
+            with open(os.path.join(d, "r.c")) as f:
+                self.assertEqual(f.read(), "one")
+            self.assertFalse(os.path.islink(os.path.join(d, "r.c")))
+            open(tests_h, "w").close()
+            link_subset(src, "prog_tests", out, ["a.c"], {"r.c": "one"})
+            self.assertTrue(os.path.exists(tests_h), "an unchanged runner dropped the list")
+            link_subset(src, "prog_tests", out, ["a.c"], {"r.c": "two"})
+            self.assertFalse(os.path.exists(tests_h), "a changed runner kept a stale list")
+            with open(os.path.join(d, "r.c")) as f:
+                self.assertEqual(f.read(), "two")
+            link_subset(src, "prog_tests", out, ["a.c"])
+            self.assertEqual(os.listdir(d), ["a.c"], "a runner no longer wanted was kept")
+
 
 if __name__ == "__main__":
     unittest.main()

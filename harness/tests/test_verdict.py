@@ -233,7 +233,7 @@ class KselftestVerdictTest(unittest.TestCase):
         self.assertIn("the guest has a hardware PMU", failures[0])
         failures = self.failures(text.replace("stacktrace_build_id:OK",
                                               "stacktrace_build_id:SKIP"))
-        self.assertIn("upstream BPF selftest stacktrace_build_id skipped, but it needs no PMU",
+        self.assertIn("BPF selftest stacktrace_build_id skipped, but it needs no PMU",
                       failures)
 
     def test_test_progs_selected_test_missing(self):

@@ -3,8 +3,9 @@
  * bpf_vma_build_id(): the build ID of a VMA's file, for BPF programs that
  * walk a process' mappings (the open-coded task_vma iterator, iter/task_vma
  * programs).  Each answer is compared with the
- * build ID that the ELF section headers give (as readelf -n reads it);
- * the verifier must refuse every unsafe use.
+ * build ID that the ELF section headers give (as readelf -n reads it).
+ * The verifier's rules for it are tested in selftests/bpf
+ * (progs/verifier_vma_build_id.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -342,83 +343,6 @@ TEST_F(vma, no_build_id)
 			munmap(map, PAGE);
 		}
 	}
-}
-
-/*
- * One rejected program of bpf_vma_build_id_fail.bpf.o, the load flags it
- * is verified with, and the reason in its log.
- */
-struct rejection {
-	const char *prog;
-	__u32 flags;
-	const char *reason;
-};
-
-/*
- * What the verifier says of a VMA that _destroy() or the next _next() took
- * away: the register is no longer a pointer (for an unprivileged program,
- * it would not be readable at all).
- */
-#define ITER_VMA_GONE "arg#0 pointer type STRUCT vm_area_struct must point to scalar"
-
-static const struct rejection rejections[] = {
-	{ "untrusted_vma", 0, "must be referenced or trusted" },
-	{ "find_vma_escape", 0, "must be referenced or trusted" },
-	{ "pruned_escape", BPF_F_TEST_STATE_FREQ, "R1 must be referenced or trusted" },
-	{ "pruned_escape", 0, "R1 must be referenced or trusted" },
-	{ "pruned_escape_padded", 0, "R1 must be referenced or trusted" },
-	{ "pruned_escape_padded", BPF_F_TEST_STATE_FREQ, "R1 must be referenced or trusted" },
-	{ "pruned_escape_store_first", BPF_F_TEST_STATE_FREQ, "R1 must be referenced or trusted" },
-	{ "pruned_escape_main_slot", BPF_F_TEST_STATE_FREQ, "R1 must be referenced or trusted" },
-	{ "pruned_escape_bpf_loop", BPF_F_TEST_STATE_FREQ, "R1 must be referenced or trusted" },
-	{ "iterator_in_callback", BPF_F_TEST_STATE_FREQ, ITER_VMA_GONE },
-	{ "iterator_in_callback", 0, ITER_VMA_GONE },
-	{ "vma_after_destroy", 0, ITER_VMA_GONE },
-	{ "vma_after_next", 0, ITER_VMA_GONE },
-	{ "null_vma", 0, "Possibly NULL pointer passed to trusted arg0" },
-	{ "variable_size", 0, "must be a known constant" },
-	{ "small_buffer", 0, "invalid indirect access to stack" },
-	{ "xdp_program", 0, "calling kernel function bpf_vma_build_id is not allowed" },
-};
-
-/* Each unsafe use, loaded alone: the verifier refuses it for its reason. */
-TEST(verifier_rejects)
-{
-	/* The refusals are expected: keep libbpf from printing them as errors. */
-	libbpf_print_fn_t print = libbpf_set_print(NULL);
-
-	for (unsigned int i = 0; i < ARRAY_SIZE(rejections); i++) {
-		struct bpf_object *obj;
-		struct bpf_program *prog;
-		static char log[1 << 16];
-		const char *line;
-
-		obj = bpf_object__open_file(test_file("bpf_vma_build_id_fail.bpf.o"), NULL);
-		ASSERT_NE(NULL, obj);
-		bpf_object__for_each_program(prog, obj)
-			bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog),
-								rejections[i].prog));
-		prog = bpf_object__find_program_by_name(obj, rejections[i].prog);
-		ASSERT_NE(NULL, prog);
-		ASSERT_EQ(0, bpf_program__set_flags(prog, bpf_program__flags(prog) |
-							  rejections[i].flags));
-		log[0] = '\0';
-		bpf_program__set_log_buf(prog, log, sizeof(log));
-		bpf_program__set_log_level(prog, 1);
-		EXPECT_NE(0, bpf_object__load(obj))
-			TH_LOG("%s (flags %#x) loaded", rejections[i].prog, rejections[i].flags);
-		line = strstr(log, rejections[i].reason);
-		EXPECT_NE(NULL, line)
-			TH_LOG("%s: no \"%s\" in the log:\n%s", rejections[i].prog,
-			       rejections[i].reason, log);
-		if (line) {
-			while (line > log && line[-1] != '\n')
-				line--;
-			TH_LOG("%s: %.*s", rejections[i].prog, (int)strcspn(line, "\n"), line);
-		}
-		bpf_object__close(obj);
-	}
-	libbpf_set_print(print);
 }
 
 TEST_HARNESS_MAIN

@@ -1,21 +1,76 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Uses of bpf_vma_build_id() that the verifier must reject, one per
- * program; bpf_vma_build_id.c loads each alone and checks the reason.
+ * The verifier's rules for bpf_vma_build_id(): a VMA is trusted where
+ * mmap_lock is held for it (a task_vma iterator between _next() and the
+ * next _next() or _destroy(), an iter/task_vma program, a bpf_find_vma()
+ * callback), and nowhere else, whatever the order in which the verifier
+ * explores the branches of a program and prunes its states.
  */
-#include "bpf_vma_build_id_kfuncs.h"
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "bpf_misc.h"
+#include "bpf_experimental.h"
 
 char _license[] SEC("license") = "GPL";
 
+extern int bpf_vma_build_id(struct vm_area_struct *vma, void *build_id,
+			    u32 build_id__szk) __ksym;
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
 unsigned char id[20];
-__u32 size = sizeof(id);
+u32 size = sizeof(id);
 int pid;
 /* A value the verifier cannot know: both branches that test it are explored. */
-__u32 flag;
+u32 flag;
+
+SEC("syscall")
+__success
+int iterator_vma(void *ctx)
+{
+	struct task_struct *task = bpf_task_from_pid(pid);
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+
+	if (!task)
+		return 0;
+	bpf_iter_task_vma_new(&it, task, 0);
+	while ((vma = bpf_iter_task_vma_next(&it)))
+		bpf_vma_build_id(vma, id, sizeof(id));
+	bpf_iter_task_vma_destroy(&it);
+	bpf_task_release(task);
+	return 0;
+}
+
+SEC("iter/task_vma")
+__success
+int iter_program_vma(struct bpf_iter__task_vma *ctx)
+{
+	struct vm_area_struct *vma = ctx->vma;
+
+	if (vma)
+		bpf_vma_build_id(vma, id, sizeof(id));
+	return 0;
+}
+
+static long build_id_in_callback(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	bpf_vma_build_id(vma, id, sizeof(id));
+	return 0;
+}
+
+SEC("syscall")
+__success
+int find_vma_callback_vma(void *ctx)
+{
+	bpf_find_vma(bpf_get_current_task_btf(), 0, build_id_in_callback, NULL, 0);
+	return 0;
+}
 
 /* A VMA that nothing keeps alive: a function argument seen by fentry. */
 SEC("fentry/vm_area_free")
+__failure __msg("must be referenced or trusted")
 int BPF_PROG(untrusted_vma, struct vm_area_struct *vma)
 {
 	return bpf_vma_build_id(vma, id, sizeof(id));
@@ -39,6 +94,7 @@ static long keep_vma(struct task_struct *task, struct vm_area_struct *vma, void 
  * mmap_lock.
  */
 SEC("syscall")
+__failure __msg("must be referenced or trusted")
 int find_vma_escape(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
@@ -53,8 +109,8 @@ int find_vma_escape(void *ctx)
 	return 0;
 }
 
-/* What the iterator returns may be NULL. */
 SEC("syscall")
+__failure __msg("Possibly NULL pointer passed to trusted arg0")
 int null_vma(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
@@ -71,8 +127,8 @@ int null_vma(void *ctx)
 	return 0;
 }
 
-/* The buffer's size must be a constant. */
 SEC("syscall")
+__failure __msg("must be a known constant")
 int variable_size(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
@@ -90,8 +146,8 @@ int variable_size(void *ctx)
 	return 0;
 }
 
-/* ... and the buffer at least that large. */
 SEC("syscall")
+__failure __msg("invalid indirect access to stack")
 int small_buffer(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
@@ -111,8 +167,9 @@ int small_buffer(void *ctx)
 	return ret + small[0];
 }
 
-/* Not a tracing program: XDP can hold a trusted VMA, but has no business with build IDs. */
+/* XDP can hold a trusted VMA, but has no business with build IDs. */
 SEC("xdp")
+__failure __msg("calling kernel function bpf_vma_build_id is not allowed")
 int xdp_program(struct xdp_md *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
@@ -141,10 +198,6 @@ int xdp_program(struct xdp_md *ctx)
  * mmap_lock is gone, to the kfunc.  The programs are written in assembly
  * so that each branch order and join stays as written.
  */
-#define __naked __attribute__((naked))
-#define __used __attribute__((used))
-#define __clobber_all "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "memory"
-
 /* The inner callback (task, vma, slot): the branch without the store comes first. */
 static __used __naked void store_second(void)
 {
@@ -234,9 +287,12 @@ static __used __naked void name(void)						\
 	: __clobber_all);							\
 }
 
-/* The program: bpf_find_vma() on the current task with @outer, no context. */
-#define FIND_VMA_PROGRAM(name, outer)						\
-SEC("syscall")									\
+/*
+ * The program: bpf_find_vma() on the current task with @outer, no context,
+ * with the test's annotations.
+ */
+#define FIND_VMA_PROGRAM(name, outer, annotations...)				\
+SEC("syscall") annotations							\
 __naked int name(void)								\
 {										\
 	asm volatile (								\
@@ -259,10 +315,16 @@ OUTER_CALLBACK(outer_store_second, store_second)
 OUTER_CALLBACK(outer_store_second_padded, store_second_padded)
 OUTER_CALLBACK(outer_store_first, store_first)
 
-/* Loaded with BPF_F_TEST_STATE_FREQ, and without it. */
-FIND_VMA_PROGRAM(pruned_escape, outer_store_second)
-FIND_VMA_PROGRAM(pruned_escape_padded, outer_store_second_padded)
-FIND_VMA_PROGRAM(pruned_escape_store_first, outer_store_first)
+#define ESCAPED __failure __msg("R1 must be referenced or trusted")
+#define EVERY_STATE __flag(BPF_F_TEST_STATE_FREQ)
+
+/* Verified with BPF_F_TEST_STATE_FREQ, which saves a state at every jump, and without. */
+FIND_VMA_PROGRAM(pruned_escape, outer_store_second, ESCAPED)
+FIND_VMA_PROGRAM(pruned_escape_every_state, outer_store_second, EVERY_STATE ESCAPED)
+FIND_VMA_PROGRAM(pruned_escape_padded, outer_store_second_padded, ESCAPED)
+FIND_VMA_PROGRAM(pruned_escape_padded_every_state, outer_store_second_padded,
+		 EVERY_STATE ESCAPED)
+FIND_VMA_PROGRAM(pruned_escape_store_first, outer_store_first, EVERY_STATE ESCAPED)
 
 /* The slot in the main program's stack: the outer callback stores its VMA through ctx. */
 static __used __naked void outer_main_slot(void)
@@ -286,7 +348,7 @@ static __used __naked void outer_main_slot(void)
 	: __clobber_all);
 }
 
-SEC("syscall")
+SEC("syscall") EVERY_STATE ESCAPED
 __naked int pruned_escape_main_slot(void)
 {
 	asm volatile (
@@ -348,7 +410,7 @@ static __used __naked void outer_bpf_loop(void)
 	: __clobber_all);
 }
 
-FIND_VMA_PROGRAM(pruned_escape_bpf_loop, outer_bpf_loop)
+FIND_VMA_PROGRAM(pruned_escape_bpf_loop, outer_bpf_loop, EVERY_STATE ESCAPED)
 
 /*
  * An open-coded task_vma iterator in the callback: one of its VMAs may be
@@ -391,14 +453,22 @@ static __used __naked void outer_iterator(void)
 	: __clobber_all);
 }
 
-FIND_VMA_PROGRAM(iterator_in_callback, outer_iterator)
+/*
+ * What the verifier says of a VMA that _destroy() or the next _next() took
+ * away: the register is no longer a pointer.
+ */
+#define ITER_VMA_GONE \
+	__failure __msg("arg#0 pointer type STRUCT vm_area_struct must point to scalar")
+
+FIND_VMA_PROGRAM(iterator_in_callback, outer_iterator, ITER_VMA_GONE)
+FIND_VMA_PROGRAM(iterator_in_callback_every_state, outer_iterator, EVERY_STATE ITER_VMA_GONE)
 
 /*
  * What the open-coded iterator returns is its own copy of the VMA, freed
  * by _destroy(): in a sleepable program, memory that may be someone
  * else's once the program sleeps.
  */
-SEC("syscall")
+SEC("syscall") ITER_VMA_GONE
 int vma_after_destroy(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
@@ -420,7 +490,7 @@ int vma_after_destroy(void *ctx)
 }
 
 /* ... and overwritten by the next _next(). */
-SEC("syscall")
+SEC("syscall") ITER_VMA_GONE
 int vma_after_next(void *ctx)
 {
 	struct task_struct *task = bpf_task_from_pid(pid);
