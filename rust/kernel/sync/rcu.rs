@@ -5,24 +5,7 @@
 //! C header: [`include/linux/rcupdate.h`](srctree/include/linux/rcupdate.h)
 
 use crate::bindings;
-use core::{
-    marker::PhantomData,
-    sync::atomic::{compiler_fence, Ordering},
-};
-
-/// Whether `rcu_read_lock()` and `rcu_read_unlock()`, inline functions that Rust can only call
-/// through out-of-line helpers, compile to compiler barriers.
-///
-/// They do without preemptible RCU, a preemption count, lockdep and strict grace periods
-/// (`__rcu_read_lock()` is `preempt_disable()`, which is `barrier()` then); [`Guard`] then does
-/// the same instead of paying two calls on every lookup of a read-mostly structure.
-const READ_SIDE_IS_A_BARRIER: bool = !cfg!(any(
-    CONFIG_PREEMPT_RCU,
-    CONFIG_PREEMPT_COUNT,
-    CONFIG_DEBUG_LOCK_ALLOC,
-    CONFIG_PROVE_RCU,
-    CONFIG_RCU_STRICT_GRACE_PERIOD
-));
+use core::marker::PhantomData;
 
 /// Evidence that the RCU read side lock is held on the current thread/CPU.
 ///
@@ -39,12 +22,8 @@ impl Guard {
     /// Usable in any context, NMI included.
     #[inline]
     pub fn new() -> Self {
-        if READ_SIDE_IS_A_BARRIER {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            // SAFETY: An FFI call with no additional requirements.
-            unsafe { bindings::rcu_read_lock() };
-        }
+        // SAFETY: An FFI call with no additional requirements.
+        unsafe { bindings::rcu_read_lock() };
         // INVARIANT: The RCU read side lock was just acquired above.
         Self(PhantomData)
     }
@@ -64,13 +43,8 @@ impl Default for Guard {
 impl Drop for Guard {
     #[inline]
     fn drop(&mut self) {
-        if READ_SIDE_IS_A_BARRIER {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            // SAFETY: By the type invariants, the RCU read side is locked, so it is ok to unlock
-            // it.
-            unsafe { bindings::rcu_read_unlock() };
-        }
+        // SAFETY: By the type invariants, the RCU read side is locked, so it is ok to unlock it.
+        unsafe { bindings::rcu_read_unlock() };
     }
 }
 
