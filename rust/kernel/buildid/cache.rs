@@ -461,9 +461,15 @@ fn hooks_on() -> bool {
 // Always inlined: it is the whole of every hit path.
 #[inline(always)]
 fn with_table<R>(f: impl FnOnce(&Table) -> R) -> Option<R> {
-    let _guard = rcu::read_lock();
+    with_table_under(&rcu::read_lock(), f)
+}
+
+/// [`with_table`] under the RCU read lock that `_rcu` holds: a caller that holds it already
+/// saves the two calls of taking it again.
+#[inline(always)]
+fn with_table_under<R>(_rcu: &rcu::Guard, f: impl FnOnce(&Table) -> R) -> Option<R> {
     // SAFETY: A published table is freed only after a grace period following its replacement,
-    // and the RCU read lock is held.
+    // and `_rcu` holds the RCU read lock.
     let table = unsafe { TABLE.load(Ordering::Acquire).as_ref() }?;
     Some(f(table))
 }
@@ -490,8 +496,14 @@ pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
 // Always inlined: every hit runs it, and its callers are the whole of their own hit paths.
 #[inline(always)]
 fn lookup_key(inode: Option<&Inode>) -> Option<Result<BuildId>> {
+    lookup_key_under(&rcu::read_lock(), inode)
+}
+
+/// [`lookup_key`] under the RCU read lock that `rcu` holds.
+#[inline(always)]
+fn lookup_key_under(rcu: &rcu::Guard, inode: Option<&Inode>) -> Option<Result<BuildId>> {
     // One load of the table tells "off" from a miss.
-    let hit = with_table(|table| {
+    let hit = with_table_under(rcu, |table| {
         let inode = inode?;
         let (_, entry) = table.find(inode.key())?;
         entry.describes(inode).then(|| {
@@ -1046,7 +1058,7 @@ pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
     if !inode.is_regular() {
         return Err(EINVAL);
     }
-    match lookup_key(Some(inode)) {
+    match lookup_key_under(&guard, Some(inode)) {
         Some(found) => found.map(|id| (id, snap.range())),
         None => {
             snap.defer_fill();
