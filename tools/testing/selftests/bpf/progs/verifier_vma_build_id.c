@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The verifier's rules for bpf_vma_build_id(): a VMA is trusted where
- * mmap_lock is held for it (a task_vma iterator between _next() and the
- * next _next() or _destroy(), an iter/task_vma program, a bpf_find_vma()
- * callback), and nowhere else, whatever the order in which the verifier
- * explores the branches of a program and prunes its states.
+ * The verifier's rules for bpf_vma_build_id(): it takes the VMAs that stay
+ * valid while the program holds them (an open-coded task_vma iterator's
+ * copy, between _next() and the next _next() or _destroy(); an
+ * iter/task_vma program's and a bpf_find_vma() callback's, for which
+ * mmap_lock is held), and no others, whatever the order in which the
+ * verifier explores the branches of a program and prunes its states.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
