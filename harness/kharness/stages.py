@@ -176,7 +176,7 @@ def link_subset(src, sub, out, names, written=None):
 
 
 def bpf_selftest_subset(kernel, subset):
-    """Directories of symlinks to the chosen upstream tests and programs.
+    """Directories of symlinks to the chosen tests and programs, and the written runners.
 
     They live in the output directory, which test_progs.c's include path
     has, so that its #include <prog_tests/tests.h> finds the generated list.
@@ -193,7 +193,7 @@ def bpf_selftest_subset(kernel, subset):
 
 
 def build_bpf_selftests(kernel):
-    """Build the upstream test_progs subset; returns its output directory."""
+    """Build the test_progs subset (parsers.BPF_SELFTESTS); returns its output directory."""
     out = os.path.join(kernel.build, "bpf-selftests")
     src = bpf_selftest_subset(kernel, out)
     # The test objects are compiled as $(CURDIR)/<tests dir>/x.c, so the
@@ -210,11 +210,12 @@ def build_bpf_selftests(kernel):
            f"CLANG={BPF_CLANG}", "LLC=llc-19", "LLVM_STRIP=llvm-strip-19", "feature-llvm=0",
            f"KHDR_INCLUDES=-isystem {kernel.build}/usr/include",
            os.path.join(out, "test_progs")] + [os.path.join(out, h) for h in BPF_SELFTEST_HELPERS]
-    with Progress("building the upstream BPF selftests"):
+    with Progress("building the BPF selftests (test_progs subset)"):
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode:
         print(proc.stdout)
-        raise HarnessError(f"building the upstream BPF selftests failed: {' '.join(cmd)}")
+        raise HarnessError("building the BPF selftests (test_progs subset) failed: "
+                           f"{' '.join(cmd)}")
     return out
 
 
