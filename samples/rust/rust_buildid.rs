@@ -367,53 +367,92 @@ fn vma_lookup_as_bpf(
     Ok((size, unsafe { range.assume_init() }))
 }
 
-/// One parse as the benchmark runs it: the ID size or the negative errno.
+/// What one benchmark ioctl runs, on what.
 #[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
-fn bench_once(
-    file: &LocalFile,
-    mode: u32,
+struct BenchRun<'a> {
+    file: &'a LocalFile,
     implementation: Implementation,
-    notes: &[u8],
-    frame: (&MmWithUser, usize),
-) -> Result<i32> {
-    let (mm, addr) = frame;
-    let result = match (mode, implementation) {
-        // `bench()` checked that lockless lookups are on, as the BPF stack helpers check once
-        // for a stack.
-        #[cfg(CONFIG_BUILDID_CACHE)]
-        (BENCH_VMA_LOCKLESS, Implementation::Rust) => {
-            let mut id = [0u8; BUILD_ID_SIZE_MAX];
-            vma_lookup_as_bpf(mm, addr, &mut id).map(|(size, _)| size)
+    notes: &'a [u8],
+    mm: &'a MmWithUser,
+    addr: usize,
+    iterations: u32,
+}
+
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+impl BenchRun<'_> {
+    /// Runs mode `MODE` `self.iterations` times: the result of the last run, and the time of
+    /// all of them in nanoseconds.
+    ///
+    /// One instance per mode, with its loop around the inlined run: a `match` on the mode in
+    /// every iteration would time an indirect jump too, whose cost under TCG depends on where
+    /// its target lies (it once made the sleepable rows' hits a third slower than the nofault
+    /// ones, with the same code behind them).
+    fn timed<const MODE: u32>(&self) -> Result<(i32, i64)> {
+        let mut result = 0;
+        let mut elapsed = 0i64;
+        let mut done = 0;
+        while done < self.iterations {
+            // Time batches, and between them let other tasks run and a signal stop the loop.
+            let batch = (self.iterations - done).min(BATCH);
+            let start = kernel::time::Ktime::ktime_get();
+            for _ in 0..batch {
+                result = self.once::<MODE>()?;
+            }
+            elapsed += (kernel::time::Ktime::ktime_get() - start).to_ns();
+            done += batch;
+            if kernel::current!().signal_pending() {
+                return Err(EINTR);
+            }
+            resched();
         }
-        #[cfg(not(CONFIG_BUILDID_CACHE))]
-        (BENCH_VMA_LOCKLESS, Implementation::Rust) => Err(EAGAIN),
-        // A failed lookup is the result of the run, as a failed parse is.
-        (BENCH_VMA_TRYLOCK, _) => mm.mmap_read_trylock().ok_or(EAGAIN).and_then(|mmap| {
-            let vma = mmap.vma_lookup(addr).ok_or(ENOENT)?;
-            parse_with(vma.vm_file().ok_or(ENOENT)?, Mode::Nofault, implementation)
-                .map(|id| id.size())
-        }),
-        (BENCH_NOFAULT, _) => parse_with(file, Mode::Nofault, implementation).map(|id| id.size()),
-        (BENCH_SLEEPABLE, _) => {
-            parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())
-        }
-        (BENCH_MEMORY, Implementation::Rust | Implementation::RustUncached) => {
-            buildid::parse_buf(notes).map(|id| id.size())
-        }
-        #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-        (BENCH_MEMORY, Implementation::C) => {
-            buildid::reference::parse_buf(notes).map(|_| BUILD_ID_SIZE_MAX as u32)
-        }
-        #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
-        (BENCH_MEMORY, Implementation::C) => return Err(eopnotsupp()),
-        // The loop without a parse, to calibrate: no call into any implementation.
-        (BENCH_EMPTY, _) => Ok(0),
-        _ => return Err(EINVAL),
-    };
-    Ok(match result {
-        Ok(size) => size as i32,
-        Err(e) => e.to_errno(),
-    })
+        Ok((result, elapsed))
+    }
+
+    /// One run of mode `MODE`: the ID size or the negative errno.
+    #[inline(always)]
+    fn once<const MODE: u32>(&self) -> Result<i32> {
+        let (file, notes, mm, addr) = (self.file, self.notes, self.mm, self.addr);
+        let implementation = self.implementation;
+        let result = match (MODE, implementation) {
+            // `bench()` checked that lockless lookups are on, as the BPF stack helpers check once
+            // for a stack.
+            #[cfg(CONFIG_BUILDID_CACHE)]
+            (BENCH_VMA_LOCKLESS, Implementation::Rust) => {
+                let mut id = [0u8; BUILD_ID_SIZE_MAX];
+                vma_lookup_as_bpf(mm, addr, &mut id).map(|(size, _)| size)
+            }
+            #[cfg(not(CONFIG_BUILDID_CACHE))]
+            (BENCH_VMA_LOCKLESS, Implementation::Rust) => Err(EAGAIN),
+            // A failed lookup is the result of the run, as a failed parse is.
+            (BENCH_VMA_TRYLOCK, _) => mm.mmap_read_trylock().ok_or(EAGAIN).and_then(|mmap| {
+                let vma = mmap.vma_lookup(addr).ok_or(ENOENT)?;
+                parse_with(vma.vm_file().ok_or(ENOENT)?, Mode::Nofault, implementation)
+                    .map(|id| id.size())
+            }),
+            (BENCH_NOFAULT, _) => {
+                parse_with(file, Mode::Nofault, implementation).map(|id| id.size())
+            }
+            (BENCH_SLEEPABLE, _) => {
+                parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())
+            }
+            (BENCH_MEMORY, Implementation::Rust | Implementation::RustUncached) => {
+                buildid::parse_buf(notes).map(|id| id.size())
+            }
+            #[cfg(CONFIG_BUILDID_C_REFERENCE)]
+            (BENCH_MEMORY, Implementation::C) => {
+                buildid::reference::parse_buf(notes).map(|_| BUILD_ID_SIZE_MAX as u32)
+            }
+            #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
+            (BENCH_MEMORY, Implementation::C) => return Err(eopnotsupp()),
+            // The loop without a parse, to calibrate: no call into any implementation.
+            (BENCH_EMPTY, _) => Ok(0),
+            _ => return Err(EINVAL),
+        };
+        Ok(match result {
+            Ok(size) => size as i32,
+            Err(e) => e.to_errno(),
+        })
+    }
 }
 
 #[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
@@ -460,23 +499,23 @@ fn bench(ptr: usize) -> Result<isize> {
         return Err(EAGAIN);
     }
 
-    let mut result = 0;
-    let mut elapsed = 0i64;
-    let mut done = 0;
-    while done < iterations {
-        // Time batches, and between them let other tasks run and a signal stop the loop.
-        let batch = (iterations - done).min(BATCH);
-        let start = kernel::time::Ktime::ktime_get();
-        for _ in 0..batch {
-            result = bench_once(&file, mode, implementation, &notes, (&mm, addr))?;
-        }
-        elapsed += (kernel::time::Ktime::ktime_get() - start).to_ns();
-        done += batch;
-        if kernel::current!().signal_pending() {
-            return Err(EINTR);
-        }
-        resched();
-    }
+    let run = BenchRun {
+        file: &file,
+        implementation,
+        notes: &notes,
+        mm: &mm,
+        addr,
+        iterations,
+    };
+    let (result, elapsed) = match mode {
+        BENCH_NOFAULT => run.timed::<BENCH_NOFAULT>()?,
+        BENCH_SLEEPABLE => run.timed::<BENCH_SLEEPABLE>()?,
+        BENCH_MEMORY => run.timed::<BENCH_MEMORY>()?,
+        BENCH_EMPTY => run.timed::<BENCH_EMPTY>()?,
+        BENCH_VMA_LOCKLESS => run.timed::<BENCH_VMA_LOCKLESS>()?,
+        BENCH_VMA_TRYLOCK => run.timed::<BENCH_VMA_TRYLOCK>()?,
+        _ => return Err(EINVAL),
+    };
 
     bench.result = result;
     bench.total_ns = elapsed as u64;
