@@ -164,6 +164,8 @@ const BENCH_EMPTY: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_EMPTY;
 const BENCH_VMA_LOCKLESS: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_VMA_LOCKLESS;
 #[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
 const BENCH_VMA_TRYLOCK: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_VMA_TRYLOCK;
+#[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
+const BENCH_RCU_READ_LOCK: u32 = uapi::buildid_bench_mode_BUILDID_BENCH_RCU_READ_LOCK;
 
 /// Parses timed between two chances for other tasks to run.
 #[cfg(CONFIG_SAMPLE_RUST_BUILDID_BENCH)]
@@ -446,6 +448,11 @@ impl BenchRun<'_> {
             (BENCH_MEMORY, Implementation::C) => return Err(eopnotsupp()),
             // The loop without a parse, to calibrate: no call into any implementation.
             (BENCH_EMPTY, _) => Ok(0),
+            // What a cache hit pays for its read-side critical section, and nothing else.
+            (BENCH_RCU_READ_LOCK, _) => {
+                drop(kernel::sync::rcu::read_lock());
+                Ok(0)
+            }
             _ => return Err(EINVAL),
         };
         Ok(match result {
@@ -474,7 +481,7 @@ fn bench(ptr: usize) -> Result<isize> {
     };
     let mode = bench.mode;
     let iterations = bench.iterations;
-    if mode > BENCH_VMA_TRYLOCK || iterations == 0 || iterations > MAX_ITERATIONS {
+    if mode > BENCH_RCU_READ_LOCK || iterations == 0 || iterations > MAX_ITERATIONS {
         return Err(EINVAL);
     }
     let file = readable_file(bench.fd)?;
@@ -514,6 +521,7 @@ fn bench(ptr: usize) -> Result<isize> {
         BENCH_EMPTY => run.timed::<BENCH_EMPTY>()?,
         BENCH_VMA_LOCKLESS => run.timed::<BENCH_VMA_LOCKLESS>()?,
         BENCH_VMA_TRYLOCK => run.timed::<BENCH_VMA_TRYLOCK>()?,
+        BENCH_RCU_READ_LOCK => run.timed::<BENCH_RCU_READ_LOCK>()?,
         _ => return Err(EINVAL),
     };
 

@@ -88,6 +88,11 @@ enum buildid_bench_mode {
 	 */
 	BUILDID_BENCH_VMA_LOCKLESS,
 	BUILDID_BENCH_VMA_TRYLOCK,
+	/*
+	 * No parse: the RCU read lock taken and dropped as the Rust cache
+	 * takes it around every lookup (part of a hit's cost).
+	 */
+	BUILDID_BENCH_RCU_READ_LOCK,
 };
 
 /*

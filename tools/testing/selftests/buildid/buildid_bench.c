@@ -47,6 +47,7 @@ DEFINE_CALL_PROBE;
 
 static const char * const mode_names[] = {
 	"nofault", "sleepable", "memory", "empty", "VMA lockless", "VMA trylock",
+	"RCU read lock",
 };
 
 #define PARSE_ROUNDS 25
@@ -97,17 +98,25 @@ static uint64_t kbench(int fd, int mode, enum impl impl, unsigned int iterations
 	return kbench_giving(fd, mode, impl, iterations, off, len, 1);
 }
 
-/* Kernel-side time of @iterations rounds of the ioctl's loop without a parse. */
-static uint64_t kbench_loop(int fd, unsigned int iterations)
+/*
+ * Kernel-side time of @iterations rounds of the ioctl's loop without a
+ * lookup: BUILDID_BENCH_EMPTY or BUILDID_BENCH_RCU_READ_LOCK.
+ */
+static uint64_t kbench_no_lookup(int fd, int mode, unsigned int iterations)
 {
 	struct buildid_bench b = {
-		.size = sizeof(b), .fd = fd, .mode = BUILDID_BENCH_EMPTY,
-		.iterations = iterations,
+		.size = sizeof(b), .fd = fd, .mode = mode, .iterations = iterations,
 	};
 
 	if (ioctl(dev, BUILDID_IOC_BENCH, &b))
-		die("BUILDID_IOC_BENCH (empty)");
+		die(mode_names[mode]);
 	return b.total_ns;
+}
+
+/* Kernel-side time of @iterations rounds of the ioctl's loop without a parse. */
+static uint64_t kbench_loop(int fd, unsigned int iterations)
+{
+	return kbench_no_lookup(fd, BUILDID_BENCH_EMPTY, iterations);
 }
 
 static void row(const char *what, const char *mode, struct spread rust, struct spread c)
@@ -140,8 +149,9 @@ struct parse_times {
 	unsigned int rounds;
 	uint64_t runs[NR_IMPLS][PARSE_ROUNDS];
 	uint64_t loop_runs[PARSE_ROUNDS];	/* the ioctl's loop without a parse */
+	uint64_t rcu_runs[PARSE_ROUNDS];	/* the loop and the RCU read lock */
 	struct spread ns[NR_IMPLS];		/* ns per parse */
-	struct spread loop_ns;
+	struct spread loop_ns, rcu_ns;
 };
 
 /*
@@ -184,6 +194,8 @@ static void cached_row_round(struct parse_times *t)
 		t->runs[impl][t->rounds] = kbench(t->fd, t->mode, impl, t->iterations,
 						  t->off, t->len);
 	}
+	t->rcu_runs[t->rounds] = kbench_no_lookup(t->fd, BUILDID_BENCH_RCU_READ_LOCK,
+						  t->iterations);
 	t->rounds++;
 }
 
@@ -195,6 +207,7 @@ static void cached_row_finish(struct parse_times *t)
 	for (impl = 0; impl < NR_IMPLS; impl++)
 		t->ns[impl] = spread_of(t->runs[impl], t->rounds, t->iterations);
 	t->loop_ns = spread_of(t->loop_runs, t->rounds, t->iterations);
+	t->rcu_ns = spread_of(t->rcu_runs, t->rounds, t->iterations);
 }
 
 /*
@@ -404,6 +417,25 @@ static void parser_rows(const char *large)
 		       t[i].loop_ns.min, hit.min / c.min, hit.median / c.median,
 		       (hit.min - t[i].loop_ns.min) / (c.min - t[i].loop_ns.min));
 	}
+
+	printf("\nWhere a nofault hit's time goes: the minima of the same rounds, and the RCU\n"
+	       "read-side critical section that every hit takes around its lookup, taken and\n"
+	       "dropped alone in the same loop (`BUILDID_BENCH_RCU_READ_LOCK`, net of the\n"
+	       "loop).  In Rust it is two calls of the C helpers `rust_helper_rcu_read_lock()`\n"
+	       "and `rust_helper_rcu_read_unlock()`, empty functions in this kernel (no\n"
+	       "preemptible RCU, no lockdep) that 6.12's Rust cannot inline.  \"The rest\" is\n"
+	       "the hit without the loop and the read lock: the call of the parse, the\n"
+	       "table probe, the call that reads the inode's stamp, the comparisons.  The\n"
+	       "ratios are to the C parse net of the loop.\n\n");
+	printf("| file | hit min ns | loop min ns | RCU read lock min ns | the rest ns | C parse min net of the loop ns | hit net of the loop / C | the rest / C |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (i = 0; i < 3; i++) {
+		double hit = t[i].ns[RUST_CACHE].min, loop = t[i].loop_ns.min;
+		double lock = t[i].rcu_ns.min - loop, c = t[i].ns[C_REF].min - loop;
+
+		printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f |\n", t[i].what, hit,
+		       loop, lock, hit - loop - lock, c, (hit - loop) / c, (hit - loop - lock) / c);
+	}
 }
 
 /* Times @calls calls of the probed function with @prog_name attached. */
@@ -574,6 +606,84 @@ static void vma_kfunc_rows(struct spread frame, struct spread stack)
 	       stack.min, stack.median);
 }
 
+/* How many answers stackmap's lockless pass remembers (STACK_MAP_LOCKLESS_RANGES). */
+#define STACKMAP_REMEMBERED 4
+
+/*
+ * How many lockless lookups stackmap makes for the user stack @ips of this
+ * process: a frame in a VMA that one of its last answers covered takes that
+ * answer.  @nr_vmas gets the number of distinct VMAs.
+ */
+static unsigned int stack_lookups(const uint64_t *ips, unsigned int n, unsigned int *nr_vmas)
+{
+	uint64_t seen[STACKMAP_REMEMBERED], start[STACK_MAX_FRAMES] = {};
+	unsigned int i, j, lookups = 0, answers = 0;
+	char line[PATH_MAX + 256];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		die("/proc/self/maps");
+	if (n > STACK_MAX_FRAMES)
+		n = STACK_MAX_FRAMES;
+	/* Each IP's VMA, by its start; 0 for none. */
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+		uint64_t lo = strtoull(p, &p, 16), hi = strtoull(p + 1, &p, 16);
+
+		for (i = 0; i < n; i++)
+			if (ips[i] >= lo && ips[i] < hi)
+				start[i] = lo;
+	}
+	fclose(f);
+	*nr_vmas = 0;
+	for (i = 0; i < n; i++) {
+		/* No VMA: a lookup that finds none, and no answer to remember. */
+		if (!start[i]) {
+			lookups++;
+			continue;
+		}
+		for (j = 0; j < i && start[j] != start[i]; j++)
+			;
+		*nr_vmas += j == i;
+		for (j = 0; j < answers && j < STACKMAP_REMEMBERED; j++)
+			if (seen[j] == start[i])
+				break;
+		if (j < answers && j < STACKMAP_REMEMBERED)
+			continue;
+		lookups++;
+		seen[answers++ % STACKMAP_REMEMBERED] = start[i];
+	}
+	return lookups;
+}
+
+/*
+ * What the nofault uprobe row's build IDs cost per call (@stack, its minimum
+ * minus IPs only's, @ips), split into its lockless lookups at the one-frame
+ * row's time (@frame) and the rest.
+ */
+static void stack_breakdown(double stack, double ips, double frame, const uint64_t *trace,
+			    unsigned int frames)
+{
+	unsigned int vmas, lookups = stack_lookups(trace, frames, &vmas);
+	double rest = stack - lookups * frame;
+
+	printf("\nWhere the nofault row's build IDs go, per call (minima): its user stack has\n"
+	       "%u frames in %u VMAs, and stackmap's lockless pass looks up %u of them (a\n"
+	       "frame in a VMA that one of its last %d answers covered takes that answer),\n"
+	       "counted at the one-frame row's time, a loop that keeps everything it touches\n"
+	       "cached.  \"The rest\" is everything else that build IDs add: 32-byte entries\n"
+	       "instead of 8-byte IPs, the pass over the frames, and what the lookups cost\n"
+	       "beyond their time in that loop when they run once in a uprobe.  Its ratio is\n"
+	       "what the row would be if the lookups cost nothing in that loop.\n\n",
+	       frames, vmas, lookups, STACKMAP_REMEMBERED);
+	printf("| per call of bpf_get_stack() | min ns | relative to IPs only |\n|---|---:|---:|\n");
+	printf("| IPs only | %.0f | 1.00 |\n", ips);
+	printf("| build IDs minus IPs only | %.0f | %.2f |\n", stack, (ips + stack) / ips);
+	printf("| %u lockless lookups, at the one-frame row's time | %.0f | |\n", lookups,
+	       lookups * frame);
+	printf("| the rest | %.0f | %.2f |\n", rest, (ips + rest) / ips);
+}
+
 static void bpf_rows(void)
 {
 	static const char * const progs[] = {
@@ -586,10 +696,10 @@ static void bpf_rows(void)
 	};
 	uint64_t runs[ARRAY_SIZE(progs)][BPF_ROUNDS];
 	double paired[ARRAY_SIZE(progs)];
-	struct spread ns[ARRAY_SIZE(progs)];
+	struct spread ns[ARRAY_SIZE(progs)], frame;
 	struct stack_test_data data = {};
 	struct bpf_object *obj;
-	unsigned int r, k, p;
+	unsigned int r, k, p, frames;
 	int key = 0, bss;
 
 	bss = load_stack_programs(&obj, &data);
@@ -626,8 +736,17 @@ static void bpf_rows(void)
 		printf("| %s | %.0f | %.0f | %.2f | %.2f | %.2f |\n", what[p], ns[p].min,
 		       ns[p].median, ns[p].min / ns[0].min, ns[p].median / ns[0].median,
 		       paired[p]);
-	vma_kfunc_rows(frame_lookup_rows(), (struct spread){
+	frame = frame_lookup_rows();
+	vma_kfunc_rows(frame, (struct spread){
 		ns[1].min - ns[0].min, ns[1].median - ns[0].median });
+	/* The build ID row's frames, whose IPs the IPs only row recorded. */
+	frames = data.uprobe.ret / sizeof(struct bpf_stack_build_id);
+	if (data.uprobe_ips.ret < 0 || frames * sizeof(uint64_t) > (size_t)data.uprobe_ips.ret) {
+		fprintf(stderr, "buildid_bench: the two probes recorded different stacks\n");
+		exit(1);
+	}
+	stack_breakdown(ns[1].min - ns[0].min, ns[0].min, frame.min,
+			(const uint64_t *)data.uprobe_ips.frames, frames);
 }
 
 /*
