@@ -15,8 +15,6 @@
 #define build_id_parse_nofault	build_id_ref_parse_nofault
 #define build_id_parse_file	build_id_ref_parse_file
 #define build_id_parse_buf	build_id_ref_parse_buf
-#define init_vmlinux_build_id	build_id_ref_init_vmlinux_build_id
-#define vmlinux_build_id	build_id_ref_vmlinux_build_id
 
 #include "buildid.c"
 

@@ -141,42 +141,6 @@ pub unsafe extern "C" fn build_id_parse_buf(
     unsafe { store(buildid::parse_buf(notes), build_id, core::ptr::null_mut()) }
 }
 
-#[cfg(any(CONFIG_STACKTRACE_BUILD_ID, CONFIG_VMCORE_INFO))]
-extern "C" {
-    static __start_notes: u8;
-    static __stop_notes: u8;
-}
-
-/// The running kernel's build ID, filled in early at boot and read-only afterwards.
-#[cfg(any(CONFIG_STACKTRACE_BUILD_ID, CONFIG_VMCORE_INFO))]
-#[no_mangle]
-#[link_section = ".data..ro_after_init"]
-pub static mut vmlinux_build_id: [u8; BUILD_ID_SIZE_MAX] = [0; BUILD_ID_SIZE_MAX];
-
-/// Computes and stashes the running kernel's build ID.
-///
-/// # Safety
-///
-/// Called once from `start_kernel()`, before anything reads `vmlinux_build_id` and while the
-/// kernel is single-threaded.
-#[cfg(any(CONFIG_STACKTRACE_BUILD_ID, CONFIG_VMCORE_INFO))]
-#[no_mangle]
-#[link_section = ".init.text"]
-pub unsafe extern "C" fn init_vmlinux_build_id() {
-    let start = core::ptr::addr_of!(__start_notes);
-    let stop = core::ptr::addr_of!(__stop_notes);
-    // The linker script places `__stop_notes` after `__start_notes`.
-    let size = (stop as usize).saturating_sub(start as usize);
-    // SAFETY: `[__start_notes, __stop_notes)` is the kernel image's `.notes` section, which
-    // never changes.
-    let notes = unsafe { core::slice::from_raw_parts(start, size) };
-    if let Ok(id) = buildid::parse_buf(notes) {
-        // SAFETY: Only this function writes `vmlinux_build_id`, once, while nothing reads it
-        // yet (see the safety requirements).
-        unsafe { *core::ptr::addr_of_mut!(vmlinux_build_id) = *id.padded() };
-    }
-}
-
 /// The C ABI of the build ID cache's Rust half (`include/linux/buildid_cache.h`): conversions
 /// only; the state is [`cache`]'s and `lib/buildid_cache.c`'s.
 #[cfg(CONFIG_BUILDID_CACHE)]

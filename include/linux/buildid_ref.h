@@ -18,9 +18,4 @@ int build_id_ref_parse_buf(const void *buf, unsigned char *build_id, u32 buf_siz
 /* The nofault parser on a file rather than a VMA, for tests and benchmarks. */
 int build_id_ref_parse_file_nofault(struct file *file, unsigned char *build_id, __u32 *size);
 
-#if IS_ENABLED(CONFIG_STACKTRACE_BUILD_ID) || IS_ENABLED(CONFIG_VMCORE_INFO)
-extern unsigned char build_id_ref_vmlinux_build_id[BUILD_ID_SIZE_MAX];
-void build_id_ref_init_vmlinux_build_id(void);
-#endif
-
 #endif
