@@ -612,7 +612,8 @@ static void vma_kfunc_rows(struct spread frame, struct spread stack)
 /*
  * How many lockless lookups stackmap makes for the user stack @ips of this
  * process: a frame in a VMA that one of its last answers covered takes that
- * answer.  @nr_vmas gets the number of distinct VMAs.
+ * answer; a frame outside any file mapping gets no answer to remember.
+ * @nr_vmas gets the number of distinct file VMAs.
  */
 static unsigned int stack_lookups(const uint64_t *ips, unsigned int n, unsigned int *nr_vmas)
 {
@@ -625,11 +626,14 @@ static unsigned int stack_lookups(const uint64_t *ips, unsigned int n, unsigned 
 		die("/proc/self/maps");
 	if (n > STACK_MAX_FRAMES)
 		n = STACK_MAX_FRAMES;
-	/* Each IP's VMA, by its start; 0 for none. */
+	/* Each IP's file VMA, by its start; 0 for none. */
 	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-		uint64_t lo = strtoull(p, &p, 16), hi = strtoull(p + 1, &p, 16);
+		unsigned long long lo, hi, inode;
 
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &inode) != 3)
+			die("/proc/self/maps line");
+		if (!inode)
+			continue;
 		for (i = 0; i < n; i++)
 			if (ips[i] >= lo && ips[i] < hi)
 				start[i] = lo;
@@ -637,7 +641,7 @@ static unsigned int stack_lookups(const uint64_t *ips, unsigned int n, unsigned 
 	fclose(f);
 	*nr_vmas = 0;
 	for (i = 0; i < n; i++) {
-		/* No VMA: a lookup that finds none, and no answer to remember. */
+		/* No file VMA: a lookup that finds none, no answer to remember. */
 		if (!start[i]) {
 			lookups++;
 			continue;
