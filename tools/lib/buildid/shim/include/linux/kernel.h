@@ -14,7 +14,7 @@
 #include <string.h>
 #include <linux/types.h>
 
-/* No Kconfig: the vmlinux_build_id part of 6.12's unfixed buildid.c is compiled out. */
+/* No Kconfig: buildid.c's vmlinux_build_id part, where it still has one, is compiled out. */
 #define IS_ENABLED(option) 0
 
 #define likely(x)	__builtin_expect(!!(x), 1)
