@@ -3,21 +3,21 @@
  * The build ID cache is one component in two files, each the only owner of
  * its state:
  *
- *   rust/kernel/buildid/cache.rs  the table, its lookups and fill protocol,
- *                                 and the settings: whether the cache is on
- *                                 (its table exists), the size limit, and
- *                                 the hooks' static key, which it changes in
- *                                 one transition with the table;
- *   this file                     what 6.12 has no Rust abstractions for:
- *                                 the per-CPU counters, the deferred fills
- *                                 that nofault misses queue (per-CPU rings,
- *                                 irq_work, workers), the lockless_vma
- *                                 switch, and the kernel interfaces to all
- *                                 of it: the initcall, the sysctls (which go
- *                                 through cache.rs for the settings) and
- *                                 debugfs (counters and the switch).
+ *   lib/buildid/cache.rs  the table, its lookups and fill protocol, and
+ *                         the settings: whether the cache is on (its table
+ *                         exists), the size limit, and the hooks' static
+ *                         key, which it changes in one transition with the
+ *                         table;
+ *   this file             what 6.12 has no Rust abstractions for: the
+ *                         per-CPU counters, the deferred fills that nofault
+ *                         misses queue (per-CPU rings, irq_work, workers),
+ *                         the lockless_vma switch, and the kernel interfaces
+ *                         to all of it: the initcall, the sysctls (which go
+ *                         through cache.rs for the settings) and debugfs
+ *                         (counters and the switch).
  *
- * lib/buildid_rust.rs only converts the C ABI of <linux/buildid_cache.h>.
+ * lib/buildid/buildid_rust.rs only converts the C ABI of
+ * <linux/buildid_cache.h>.
  *
  * A nofault lookup runs wherever a build ID is wanted: in NMI, under
  * mmap_lock, under rq->lock from a tracepoint.  When it misses, the file is
@@ -489,6 +489,7 @@ bool buildid_cache_lockless_vma_enabled(void)
 	return READ_ONCE(buildid_cache_lockless_vma) &&
 	       static_branch_unlikely(&buildid_cache_hooks);
 }
+EXPORT_SYMBOL_GPL(buildid_cache_lockless_vma_enabled);
 
 static void buildid_fill_work_fn(struct work_struct *work)
 {
@@ -701,9 +702,9 @@ void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stag
 #endif
 
 /*
- * The switch and the size limit are the table's: rust/kernel/buildid/cache.rs
- * keeps them, checks the limit's range and changes them, with the hooks'
- * static key, in one transition.  These handlers only read and write them.
+ * The switch and the size limit are the table's: lib/buildid/cache.rs keeps
+ * them, checks the limit's range and changes them, with the hooks' static
+ * key, in one transition.  These handlers only read and write them.
  */
 static int buildid_cache_enabled_sysctl(const struct ctl_table *table, int write,
 					void *buffer, size_t *lenp, loff_t *ppos)

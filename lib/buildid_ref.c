@@ -3,7 +3,9 @@
  * Builds lib/buildid.c a second time with its functions renamed to
  * build_id_ref_*(), so that the KUnit suite and the benchmarks of the Rust
  * sample module can run the C reference and the Rust implementation side by
- * side on the same inputs.  No other code calls these functions.
+ * side on the same inputs, and exports both implementations' parses of a
+ * file (build_id_rust_parse_file() is in lib/buildid/buildid_rust.rs).  No
+ * other code calls these functions.
  */
 
 #include <kunit/visibility.h>
@@ -28,6 +30,7 @@ EXPORT_SYMBOL_GPL(build_id_ref_parse_nofault);
 EXPORT_SYMBOL_GPL(build_id_ref_parse_file);
 EXPORT_SYMBOL_GPL(build_id_ref_parse_file_nofault);
 EXPORT_SYMBOL_GPL(build_id_ref_parse_buf);
+EXPORT_SYMBOL_GPL(build_id_rust_parse_file);
 
 #undef build_id_parse
 #undef build_id_parse_nofault
@@ -36,9 +39,10 @@ EXPORT_SYMBOL_GPL(build_id_ref_parse_buf);
 
 /*
  * The <linux/buildid.h> API itself is not exported (its callers are built
- * in); export it for the test module only.
+ * in); export it for the test module only, and build_id_parse_buf(), which
+ * has no other name, for the benchmarks too.
  */
 EXPORT_SYMBOL_IF_KUNIT(build_id_parse);
 EXPORT_SYMBOL_IF_KUNIT(build_id_parse_nofault);
 EXPORT_SYMBOL_IF_KUNIT(build_id_parse_file);
-EXPORT_SYMBOL_IF_KUNIT(build_id_parse_buf);
+EXPORT_SYMBOL_GPL(build_id_parse_buf);

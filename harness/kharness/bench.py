@@ -111,8 +111,10 @@ faster.
   `procmap_bench.c` in the guest (`harness/guest/bench.sh`).  The parser rows
   use the `BUILDID_IOC_BENCH` ioctl of `/dev/buildid`
   (`samples/rust/rust_buildid.rs`), which runs one entry point N times in the
-  kernel and returns the time: the Rust implementation, or the C one of
-  `lib/buildid.c` built as `build_id_ref_*()` (`CONFIG_BUILDID_C_REFERENCE`).
+  kernel and returns the time: the Rust implementation
+  (`build_id_rust_parse_file()`), or the C one of `lib/buildid.c` built as
+  `build_id_ref_*()` (`CONFIG_BUILDID_C_REFERENCE`), each called as a module
+  calls an exported function.
   Files live on an ext4 image so that "evicted" can drop the page cache
   before each parse.  "Large binary" is `{large}`.  The PROCMAP_QUERY rows
   profile two real processes, `buildid_workload.py` (python3 with the

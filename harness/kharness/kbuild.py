@@ -141,6 +141,9 @@ def rust_object(rel):
     parts = rel.split("/")
     if parts[:2] == ["rust", "kernel"]:
         return "rust/kernel.o"
+    # The Rust lib/buildid is one crate, whose root is buildid_rust.rs.
+    if parts[:2] == ["lib", "buildid"]:
+        return "lib/buildid/buildid_rust.o"
     return rel[:-3] + ".o"
 
 

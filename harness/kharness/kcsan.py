@@ -20,7 +20,7 @@ KCSAN_SUITE = "buildid_cache"
 
 TIMESTAMP = re.compile(r"^\[[ \d.]+\]\s?")
 # Our C functions (buildid_cache_*, __buildid_*), the C reference's
-# (build_id_parse*), and Rust symbols of kernel::buildid.
+# (build_id_parse*), and Rust symbols of the buildid_rust crate (lib/buildid/).
 OURS = re.compile(r"build_?id", re.IGNORECASE)
 
 

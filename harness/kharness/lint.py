@@ -112,7 +112,7 @@ def stage_lint(kernel):
         tally.check(problem is None, f"every unsafe block in {f} has a SAFETY comment "
                     f"(clippy::undocumented_unsafe_blocks in {obj})"
                     + (f": {problem}" if problem else ""))
-    elf = os.path.join(REPO, "rust", "kernel", "buildid", "elf.rs")
+    elf = os.path.join(REPO, "lib", "buildid", "elf.rs")
     with open(elf) as fh:
         code = "\n".join(line.split("//", 1)[0] for line in fh)
     tally.check(not re.search(r"\bunsafe\b", code), "the ELF parser has no unsafe code")

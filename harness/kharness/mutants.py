@@ -31,7 +31,7 @@ from .tally import Tally, banner
 from .tree import project_files
 from .vm import boot
 
-FREADER = "rust/kernel/buildid/freader.rs"
+FREADER = "lib/buildid/freader.rs"
 
 # The buildid_dev cases every run asks for: partly cached files on three
 # file systems, I/O errors, files past 4 GiB and offsets past 2^63;
@@ -84,7 +84,7 @@ MUTANTS = (
     Mutant("short_read_not_eio",
            "a sleepable read that comes back short counts as complete",
            FREADER,
-           "            _ => Err(Errno::EIO),\n",
+           "            _ => Err(EIO),\n",
            "            _ => Ok(()),\n",
            ["buildid_file/buildid_tmpfs_truncated"]),
     Mutant("negative_position_read",
@@ -92,27 +92,27 @@ MUTANTS = (
            "read of a block file system never returns",
            FREADER,
            "        if offset < 0 {\n"
-           "            return Err(Errno::EIO);\n",
+           "            return Err(EIO);\n",
            "        if offset < 0 && buf.is_empty() {\n"
-           "            return Err(Errno::EIO);\n",
+           "            return Err(EIO);\n",
            ["buildid_dev/dev.negative_positions_ext4",
             "buildid_dev/dev.negative_positions_xfs"]),
     Mutant("note_budget_ignored",
            "the note walk takes note headers from its budget without counting them down, "
            "so a parse reads as many as the PT_NOTE segments hold",
-           "rust/kernel/buildid/elf.rs",
+           "lib/buildid/elf.rs",
            "                self.notes_left = left;\n",
            "                let _ = left;\n",
            ["buildid_file/buildid_tmpfs_note_budget"]),
     Mutant("one_writer_ignored",
            "the cache fills and serves entries of files that one task holds open for write",
-           "rust/kernel/buildid/cache.rs",
+           "lib/buildid/cache.rs",
            "        self.0.write_count <= 0\n",
            "        self.0.write_count <= 1\n",
            ["buildid_cache/buildid_cache_writable_not_cached"]),
     Mutant("vma_write_lock_ignored",
            "the lockless VMA read serves a VMA that a writer has write-locked",
-           "patches/0019-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
+           "patches/0020-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
            "+\tif (seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            "+\tif (0 && seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            ["buildid_cache/buildid_cache_vma_without_mmap_lock"]),
@@ -128,7 +128,7 @@ MUTANTS = (
 
 # The kernel files the host crate (tools/lib/buildid) compiles: a mutant of
 # one of them must also fail the host tests, which 'make test' checks.
-HOST_COMPILED = (FREADER, "rust/kernel/buildid/elf.rs")
+HOST_COMPILED = (FREADER, "lib/buildid/elf.rs")
 # What the host crate needs besides the kernel tree's files.
 HOST_WORKSPACE = ("Cargo.toml", "Cargo.lock")
 # Enough for a release build and run of the host tests (40 to 60 s).

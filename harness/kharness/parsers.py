@@ -34,7 +34,7 @@ def cargo_counts(output, status):
 # The functions of <linux/buildid.h> that the kernel's callers reach.
 BUILDID_EXPORTS = ("build_id_parse", "build_id_parse_nofault", "build_id_parse_file",
                    "build_id_parse_buf")
-RUST_BUILDID_OBJECT = "lib/buildid_rust.o"
+RUST_BUILDID_OBJECT = "lib/buildid/buildid_rust.o"
 NM_ARCHIVE_SYMBOL = re.compile(r"^[^:]+:([^:]+):[0-9a-f]* *([A-Za-z]) (\S+)$")
 
 

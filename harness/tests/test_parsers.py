@@ -52,7 +52,7 @@ class LogScanTest(unittest.TestCase):
             "[    3.1] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
             "unreferenced object 0xffff888003a1c000 (size 64):",
             "[    3.1] Oops: general protection fault, probably for non-canonical address",
-            "[    3.1] rust_kernel: panicked at lib/buildid_rust.rs:3:5:",
+            "[    3.1] rust_kernel: panicked at lib/buildid/buildid_rust.rs:3:5:",
         ]:
             self.assertEqual(vm.scan_log(line), [line], line)
 
@@ -195,21 +195,21 @@ class UnsafeLintRecordTest(unittest.TestCase):
             self.assertIsNone(lint.kbuild_record(build, "rust/kernel.o"))
             open(os.path.join(build, "rust", "kernel.o"), "w").close()
             self.assertEqual(lint.kbuild_record(build, "rust/kernel.o"), KERNEL_O_RECORD)
-            self.assertIsNone(lint.kbuild_record(build, "lib/buildid_rust.o"))
+            self.assertIsNone(lint.kbuild_record(build, "lib/buildid/buildid_rust.o"))
 
 
 class BuildWarningTest(unittest.TestCase):
     def test_only_project_files_count(self):
         lines = [
             "warning: unused variable: `x`\n",
-            "  --> /cache/tree/linux/rust/kernel/buildid/freader.rs:10:5\n",
+            "  --> /cache/tree/linux/lib/buildid/freader.rs:10:5\n",
             "warning: something upstream\n",
             "  --> /cache/tree/linux/rust/kernel/task.rs:3:1\n",
             "/cache/tree/linux/lib/buildid_kunit.c:12:3: warning: unused [-Wunused]\n",
             "/cache/tree/linux/mm/filemap.c:1:1: warning: upstream\n",
         ]
         found = kbuild.project_warnings(lines)
-        self.assertEqual([o for _, o in found], ["rust/kernel.o", "lib/buildid_kunit.o"])
+        self.assertEqual([o for _, o in found], ["lib/buildid/buildid_rust.o", "lib/buildid_kunit.o"])
         self.assertIn("unused variable", found[0][0])
 
 
@@ -221,7 +221,7 @@ class LintStageTest(unittest.TestCase):
 
     def test_unbuilt_object_fails_its_files(self):
         with tempfile.TemporaryDirectory() as build:
-            for obj in ("rust/kernel.o", "lib/buildid_rust.o"):
+            for obj in ("rust/kernel.o", "lib/buildid/buildid_rust.o"):
                 path = os.path.join(build, obj)
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 open(path, "w").close()
@@ -279,10 +279,10 @@ class RustServesTest(unittest.TestCase):
     """The build stage's check that the kernel links the Rust lib/buildid."""
 
     # 'nm -A vmlinux.a' of a test kernel, the lines that matter and one that does not.
-    RUST = ("vmlinux.a:lib/buildid_rust.o:00000000000005e0 T build_id_parse\n"
-            "vmlinux.a:lib/buildid_rust.o:00000000000006b0 T build_id_parse_buf\n"
-            "vmlinux.a:lib/buildid_rust.o:0000000000000700 T build_id_parse_file\n"
-            "vmlinux.a:lib/buildid_rust.o:0000000000000790 T build_id_parse_nofault\n"
+    RUST = ("vmlinux.a:lib/buildid/buildid_rust.o:00000000000005e0 T build_id_parse\n"
+            "vmlinux.a:lib/buildid/buildid_rust.o:00000000000006b0 T build_id_parse_buf\n"
+            "vmlinux.a:lib/buildid/buildid_rust.o:0000000000000700 T build_id_parse_file\n"
+            "vmlinux.a:lib/buildid/buildid_rust.o:0000000000000790 T build_id_parse_nofault\n"
             "vmlinux.a:lib/buildid_ref.o:0000000000000570 T build_id_ref_parse\n"
             "vmlinux.a:kernel/bpf/stackmap.o:                 U build_id_parse_nofault\n")
 
@@ -294,7 +294,7 @@ class RustServesTest(unittest.TestCase):
 
     def test_c_kernel_fails(self):
         # CONFIG_RUST_BUILDID=n: lib/buildid.c defines them all.
-        ok, text = self.verdict(self.RUST.replace("lib/buildid_rust.o", "lib/buildid.o"))
+        ok, text = self.verdict(self.RUST.replace("lib/buildid/buildid_rust.o", "lib/buildid.o"))
         self.assertFalse(ok)
         self.assertIn("build_id_parse: lib/buildid.o", text)
 

@@ -126,7 +126,7 @@ extern void (*buildid_cache_fill_hook)(struct file *file, enum buildid_cache_fil
 #endif
 void buildid_cache_run_fill_hook(struct file *file, enum buildid_cache_fill_stage stage);
 
-/* lib/buildid_rust.rs */
+/* lib/buildid/buildid_rust.rs */
 int buildid_cache_lookup(struct file *file, unsigned char *build_id, __u32 *size);
 /*
  * buildid_cache_vma_lookup() - The cached build ID of the file mapped at

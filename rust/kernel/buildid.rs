@@ -1,206 +1,66 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! ELF build IDs of files and memory (`.note.gnu.build-id`).
+//! ELF build IDs (`.note.gnu.build-id`) of files and memory.
 //!
-//! The Rust implementation of `lib/buildid`: it serves the C API of
-//! [`include/linux/buildid.h`](srctree/include/linux/buildid.h) (see `lib/buildid_rust.rs`) and
-//! offers the same parsing to Rust code.
+//! C headers: [`include/linux/buildid.h`](srctree/include/linux/buildid.h),
+//! [`include/linux/buildid_ref.h`](srctree/include/linux/buildid_ref.h) and
+//! [`include/linux/buildid_cache.h`](srctree/include/linux/buildid_cache.h).
 //!
-//! Two ways to read a file:
-//!
-//! - [`Mode::Nofault`] reads only what is already in the page cache. It never sleeps and never
-//!   takes a sleeping lock, so it may be used in any context, including IRQ and NMI. It fails
-//!   with [`EFAULT`] when the data it needs is not cached.
-//! - [`Mode::Sleepable`] may sleep to read the file, so it needs process context without
-//!   spinlocks held.
-//!
-//! Documentation: `Documentation/core-api/buildid.rst`.
-
-#[cfg(CONFIG_BUILDID_CACHE)]
-pub mod cache;
-pub mod elf;
-pub mod freader;
+//! Whichever implementation serves the C API (`lib/buildid.c`, or `lib/buildid/` with
+//! `CONFIG_RUST_BUILDID`), this is how Rust code calls it. Documentation:
+//! `Documentation/core-api/buildid.rst`.
 
 use crate::{
     bindings,
-    error::{code::*, Error, Result},
-    folio::FolioView,
+    error::{code::*, to_result, Error, Result},
     fs::file::LocalFile,
-    page::PAGE_SHIFT,
 };
 use core::fmt;
 
-pub use elf::{BuildId, Errno, BUILD_ID_SIZE_MAX};
+/// The largest build ID, and the size of the zero-padded buffer the C API fills.
+pub const BUILD_ID_SIZE_MAX: usize = bindings::BUILD_ID_SIZE_MAX as usize;
 
-/// How [`parse_file`] may obtain file data.
+/// A build ID as the C API returns it.
+///
+/// # Invariants
+///
+/// `size` is in `1..=BUILD_ID_SIZE_MAX`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Page cache only; never sleeps; safe in atomic, IRQ and NMI context.
-    Nofault,
-    /// May sleep and read the file; process context only.
-    Sleepable,
+pub struct BuildId {
+    bytes: [u8; BUILD_ID_SIZE_MAX],
+    size: u32,
 }
 
-// The parser's error numbers are those of the architecture.
-const _: () = {
-    assert!(Errno::EIO.to_ret() == -(bindings::EIO as i32));
-    assert!(Errno::E2BIG.to_ret() == -(bindings::E2BIG as i32));
-    assert!(Errno::EFAULT.to_ret() == -(bindings::EFAULT as i32));
-    assert!(Errno::EINVAL.to_ret() == -(bindings::EINVAL as i32));
-    assert!(Errno::ERANGE.to_ret() == -(bindings::ERANGE as i32));
-    assert!(Errno::EOVERFLOW.to_ret() == -(bindings::EOVERFLOW as i32));
-};
-
-impl From<Errno> for Error {
-    fn from(errno: Errno) -> Self {
-        Error::from_errno(errno.to_ret())
-    }
-}
-
-impl From<Error> for Errno {
-    fn from(err: Error) -> Self {
-        // An `Error` is always a valid errno.
-        Errno::from_ret(err.to_errno()).unwrap_or(Errno::EIO)
-    }
-}
-
-impl freader::FolioBytes for FolioView {
-    #[inline(always)]
-    fn pos(&self) -> i64 {
-        FolioView::pos(self)
-    }
-
-    #[inline(always)]
-    fn size(&self) -> usize {
-        FolioView::size(self)
-    }
-
-    #[inline(always)]
-    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), Errno> {
-        FolioView::read(self, offset, dst).map_err(Errno::from)
-    }
-}
-
-/// The page cache of an open file, read through its `f_mapping`.
-impl freader::PageCache for LocalFile {
-    type Folio = FolioView;
-
-    const PAGE_SHIFT: u32 = PAGE_SHIFT as u32;
-
-    const MAX_FILE_SIZE: i64 = bindings::MAX_LFS_FILESIZE;
-
+impl BuildId {
+    /// The build ID the C API wrote: the first `size` bytes of `bytes`, which it zero-pads.
     #[inline]
-    fn uptodate_folio(&self, index: usize) -> Option<FolioView> {
-        FolioView::lookup_uptodate(self.mapping(), index)
-    }
-
-    fn size(&self) -> i64 {
-        LocalFile::size(self)
-    }
-
-    fn is_secretmem(&self) -> bool {
-        self.mapping().is_secretmem()
-    }
-
-    fn reads_through_page_cache(&self) -> bool {
-        readable(self) && self.flags() & bindings::O_DIRECT == 0 && page_cache_holds_data(self)
-    }
-
-    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
-        self.kernel_read_unchecked(buf, pos).map_err(Errno::from)
-    }
-}
-
-/// Whether `__kernel_read()` of `file` gets past its first checks: the file is open for reading
-/// and has a `read_iter` method.
-fn readable(file: &LocalFile) -> bool {
-    let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
-    file.mode() & readable == readable
-}
-
-/// Whether `file`'s page cache is where its data is: tmpfs, and file systems on a block device,
-/// whose buffered reads return the uptodate folios as they are. A network file system's
-/// `->read_iter` may revalidate them against the server first (NFS, FUSE, 9p), and an
-/// overlayfs file reads through the file below.
-fn page_cache_holds_data(file: &LocalFile) -> bool {
-    file.mapping().is_shmem() || file.inode().on_block_device()
-}
-
-/// Parses the build ID of the ELF file `file`, or finds it in the build ID cache.
-///
-/// With `CONFIG_BUILDID_CACHE` and the cache on, a cached answer for the file is returned if its
-/// content cannot have changed since it was parsed; otherwise a sleepable parse fills the cache,
-/// and a nofault parse queues a fill for a worker. See [`cache`].
-///
-/// Fails with [`EINVAL`] if the file is not a regular file, not a 32- or 64-bit ELF executable
-/// or shared object, or has no build ID note; with [`EFAULT`] for a `memfd_secret` file or, in
-/// [`Mode::Nofault`], for data that is not in the page cache; with [`EIO`] if the file is
-/// shorter than its headers say, or with the error of the read.
-///
-/// The sample driver (`samples/rust/rust_buildid.rs`) calls it on the file of a descriptor and
-/// on the file a VMA maps; [`parse_buf`] has an example that runs as a KUnit case.
-pub fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
-    #[cfg(CONFIG_BUILDID_CACHE)]
-    if file.is_regular() {
-        if let Some(cached) = cache::lookup(file, mode) {
-            return cached;
+    fn from_c(bytes: [u8; BUILD_ID_SIZE_MAX], size: u32) -> Result<Self> {
+        if size == 0 || size as usize > BUILD_ID_SIZE_MAX {
+            return Err(EINVAL);
         }
-        // A miss, unless the cache is off.
-        if cache::is_on() {
-            return match mode {
-                // Nofault parses run in NMI or under mmap_lock: the worker fills the cache,
-                // also after a parse that succeeded, since the page cache may lose the note
-                // later.
-                Mode::Nofault => {
-                    let result = parse_file_uncached(file, mode);
-                    cache::defer_fill(file);
-                    result
-                }
-                Mode::Sleepable => cache::parse_and_fill(file, false),
-            };
-        }
+        // INVARIANT: `size` was just checked to be in `1..=BUILD_ID_SIZE_MAX`.
+        Ok(Self { bytes, size })
     }
-    parse_file_uncached(file, mode)
-}
 
-/// [`parse_file`], without the build ID cache (`CONFIG_BUILDID_CACHE`): always parses.
-pub fn parse_file_uncached(file: &LocalFile, mode: Mode) -> Result<BuildId> {
-    // Reading a device or a FIFO may have side effects; only regular files hold ELF images.
-    if !file.is_regular() {
-        return Err(EINVAL);
+    /// The size of the build ID in bytes (1 to [`BUILD_ID_SIZE_MAX`]).
+    #[inline]
+    pub fn size(&self) -> u32 {
+        self.size
     }
-    let result = match mode {
-        Mode::Nofault => elf::parse_elf(&mut freader::NofaultReader::new(file)),
-        Mode::Sleepable => elf::parse_elf(&mut freader::SleepableReader::new(file)),
-    };
-    Ok(result?)
-}
 
-/// Parses a build ID from `notes`, the contents of one or more ELF notes, as found in a
-/// `.note.gnu.build-id` section or `PT_NOTE` segment.
-///
-/// Fails with [`EINVAL`] if no build ID note is found, and with [`ERANGE`] if a note's header
-/// claims more bytes than `notes` holds.
-///
-/// # Examples
-///
-/// ```
-/// use kernel::buildid;
-///
-/// // A note with n_namesz 4, n_descsz 4, n_type NT_GNU_BUILD_ID (3), "GNU\0", then the ID.
-/// let note = [
-///     4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, b'G', b'N', b'U', 0, 0xde, 0xad, 0xbe, 0xef,
-/// ];
-/// let id = buildid::parse_buf(&note)?;
-/// assert_eq!(id.as_bytes(), &[0xde, 0xad, 0xbe, 0xef]);
-/// assert_eq!(id.size(), 4);
-///
-/// // Anything else is not a build ID note.
-/// assert_eq!(buildid::parse_buf(&note[..19]), Err(EINVAL));
-/// # Ok::<(), Error>(())
-/// ```
-pub fn parse_buf(notes: &[u8]) -> Result<BuildId> {
-    Ok(elf::parse_buf(notes)?)
+    /// The build ID's bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        // By the type invariant `size <= BUILD_ID_SIZE_MAX`, so the range is in bounds.
+        self.bytes.get(..self.size as usize).unwrap_or(&self.bytes)
+    }
+
+    /// All [`BUILD_ID_SIZE_MAX`] bytes as the C API wrote them to its `build_id` buffer: zero
+    /// after [`size()`](Self::size).
+    #[inline]
+    pub fn padded(&self) -> &[u8; BUILD_ID_SIZE_MAX] {
+        &self.bytes
+    }
 }
 
 impl fmt::Display for BuildId {
@@ -213,49 +73,218 @@ impl fmt::Display for BuildId {
     }
 }
 
-/// The C parser of `lib/buildid.c`, built again under other names (`build_id_ref_*()`), for
-/// differential tests and benchmarks of this implementation.
+/// Calls a C function that stores a build ID and its size, and returns 0 or a negative errno.
+#[inline(always)]
+fn call(parse: impl FnOnce(*mut u8, *mut u32) -> i32) -> Result<BuildId> {
+    let mut bytes = [0u8; BUILD_ID_SIZE_MAX];
+    let mut size = 0u32;
+    let ret = parse(bytes.as_mut_ptr(), &mut size);
+    // Not `to_result()`, an out-of-line call on paths that benchmarks time.
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+    BuildId::from_c(bytes, size)
+}
+
+/// Parses the build ID of the ELF file `file` (`build_id_parse_file()`); may sleep to read it.
+///
+/// Fails with [`EINVAL`] if the file is not a regular ELF file with a build ID note, with
+/// [`EFAULT`] for a `memfd_secret()` file, with [`EIO`] if it is shorter than its headers say, or
+/// with the error of the read.
+// Not inline, so that modules reach the API through this function: it is exported to them only
+// for tests.
+pub fn parse_file(file: &LocalFile) -> Result<BuildId> {
+    // SAFETY: `file` is a valid open file for the call; `call` passes room for
+    // `BUILD_ID_SIZE_MAX` bytes and a `u32`.
+    call(|id, size| unsafe { bindings::build_id_parse_file(file.as_ptr(), id, size) })
+}
+
+/// Parses a build ID from `notes`, the contents of one or more ELF notes, as found in a
+/// `.note.gnu.build-id` section or `PT_NOTE` segment (`build_id_parse_buf()`): the ID
+/// zero-padded to [`BUILD_ID_SIZE_MAX`] bytes, since the C API does not report its size.
+///
+/// Fails with [`EINVAL`] if no build ID note is found.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::buildid;
+///
+/// // A note with n_namesz 4, n_descsz 4, n_type NT_GNU_BUILD_ID (3), "GNU\0", then the ID.
+/// let note = [
+///     4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, b'G', b'N', b'U', 0, 0xde, 0xad, 0xbe, 0xef,
+/// ];
+/// let id = buildid::parse_buf(&note)?;
+/// assert_eq!(&id[..4], &[0xde, 0xad, 0xbe, 0xef]);
+/// assert!(id[4..].iter().all(|&b| b == 0));
+///
+/// // Anything else is not a build ID note.
+/// assert_eq!(buildid::parse_buf(&note[..19]), Err(EINVAL));
+/// # Ok::<(), Error>(())
+/// ```
+// Not inline, as `parse_file()`.
+pub fn parse_buf(notes: &[u8]) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
+    let mut id = [0u8; BUILD_ID_SIZE_MAX];
+    let len = u32::try_from(notes.len()).map_err(|_| EINVAL)?;
+    // SAFETY: `notes` is readable for `len` bytes and does not change during the call; `id` has
+    // room for `BUILD_ID_SIZE_MAX` bytes.
+    to_result(unsafe {
+        bindings::build_id_parse_buf(notes.as_ptr().cast(), id.as_mut_ptr(), len)
+    })?;
+    Ok(id)
+}
+
+/// Both implementations side by side (`CONFIG_BUILDID_C_REFERENCE`), for tests and benchmarks.
 #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-pub mod reference {
-    use super::{BuildId, Mode, BUILD_ID_SIZE_MAX};
+pub mod testing {
+    use super::{call, BuildId, BUILD_ID_SIZE_MAX};
     use crate::{
         bindings,
         error::{code::*, to_result, Result},
         fs::file::LocalFile,
     };
 
-    /// [`super::parse_file`], done by the C reference.
-    pub fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
-        let mut id = [0u8; BUILD_ID_SIZE_MAX];
-        let mut size = 0u32;
-        // SAFETY: `file` is a valid open file for the call; `id` has room for
-        // `BUILD_ID_SIZE_MAX` bytes and `size` is a valid `u32`.
-        to_result(unsafe {
-            match mode {
-                Mode::Nofault => bindings::build_id_ref_parse_file_nofault(
-                    file.as_ptr(),
-                    id.as_mut_ptr(),
-                    &mut size,
-                ),
-                Mode::Sleepable => {
-                    bindings::build_id_ref_parse_file(file.as_ptr(), id.as_mut_ptr(), &mut size)
-                }
-            }
-        })?;
-        let len = usize::try_from(size).map_err(|_| EINVAL)?;
-        BuildId::new(id.get(..len).ok_or(EINVAL)?).ok_or(EINVAL)
+    /// How a parse may obtain file data.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Mode {
+        /// Page cache only; never sleeps; safe in atomic, IRQ and NMI context.
+        Nofault,
+        /// May sleep and read the file; process context only.
+        Sleepable,
     }
 
-    /// [`super::parse_buf`], done by the C reference: the ID zero-padded to
-    /// [`BUILD_ID_SIZE_MAX`] bytes, since `build_id_parse_buf()` does not report its size.
-    pub fn parse_buf(notes: &[u8]) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
+    /// Which code parses.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Implementation {
+        /// The Rust implementation as the kernel's callers reach it, through the build ID cache
+        /// when it is on.
+        Rust,
+        /// The Rust implementation without the build ID cache.
+        RustUncached,
+        /// The C reference of `lib/buildid.c`.
+        C,
+    }
+
+    /// Parses the build ID of `file` in `mode` with `implementation`.
+    #[inline]
+    pub fn parse_file(
+        file: &LocalFile,
+        mode: Mode,
+        implementation: Implementation,
+    ) -> Result<BuildId> {
+        let file = file.as_ptr();
+        let sleepable = if mode == Mode::Sleepable {
+            bindings::BUILD_ID_RUST_SLEEPABLE
+        } else {
+            0
+        };
+        // SAFETY: `file` is a valid open file for the call; `call` passes room for
+        // `BUILD_ID_SIZE_MAX` bytes and a `u32`.
+        call(|id, size| unsafe {
+            match (implementation, mode) {
+                (Implementation::Rust, _) => {
+                    bindings::build_id_rust_parse_file(file, id, size, sleepable)
+                }
+                (Implementation::RustUncached, _) => bindings::build_id_rust_parse_file(
+                    file,
+                    id,
+                    size,
+                    sleepable | bindings::BUILD_ID_RUST_UNCACHED,
+                ),
+                (Implementation::C, Mode::Nofault) => {
+                    bindings::build_id_ref_parse_file_nofault(file, id, size)
+                }
+                (Implementation::C, Mode::Sleepable) => {
+                    bindings::build_id_ref_parse_file(file, id, size)
+                }
+            }
+        })
+    }
+
+    /// [`super::parse_buf`] with `implementation`, both called as a module calls an exported
+    /// function (the cache has no part in it: `Rust` and `RustUncached` are the same).
+    #[inline]
+    pub fn parse_buf(
+        notes: &[u8],
+        implementation: Implementation,
+    ) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
         let mut id = [0u8; BUILD_ID_SIZE_MAX];
         let len = u32::try_from(notes.len()).map_err(|_| EINVAL)?;
-        // SAFETY: `notes` is readable for `len` bytes and `id` has room for
-        // `BUILD_ID_SIZE_MAX` bytes.
+        let (notes, out) = (notes.as_ptr().cast(), id.as_mut_ptr());
+        // SAFETY: `notes` is readable for `len` bytes and does not change during the call; `id`
+        // has room for `BUILD_ID_SIZE_MAX` bytes.
         to_result(unsafe {
-            bindings::build_id_ref_parse_buf(notes.as_ptr().cast(), id.as_mut_ptr(), len)
+            match implementation {
+                Implementation::Rust | Implementation::RustUncached => {
+                    bindings::build_id_parse_buf(notes, out, len)
+                }
+                Implementation::C => bindings::build_id_ref_parse_buf(notes, out, len),
+            }
         })?;
         Ok(id)
+    }
+}
+
+/// The build ID cache (`CONFIG_BUILDID_CACHE`): what nofault callers get without `mmap_lock`.
+#[cfg(CONFIG_BUILDID_CACHE)]
+pub mod cache {
+    use super::{call, BuildId};
+    use crate::{bindings, mm::MmWithUser};
+    use core::mem::MaybeUninit;
+
+    /// Whether lockless VMA lookups are on (`buildid_cache_lockless_vma_enabled()`); a caller
+    /// with many addresses asks once for all of them.
+    #[inline]
+    pub fn lockless_vma_enabled() -> bool {
+        // SAFETY: The function only reads the cache's switches; any context.
+        unsafe { bindings::buildid_cache_lockless_vma_enabled() }
+    }
+
+    /// What a lockless lookup saw of a VMA at one instant: every address in `start..end` mapped
+    /// the file whose build ID it found, `start` at file offset `offset`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct VmaRange {
+        /// The first address of the VMA.
+        pub start: usize,
+        /// The address past the VMA.
+        pub end: usize,
+        /// The file offset mapped at `start`.
+        pub offset: u64,
+    }
+
+    impl VmaRange {
+        /// The file offset mapped at `addr`, an address in the range.
+        #[inline]
+        pub fn file_offset(&self, addr: usize) -> u64 {
+            self.offset
+                .wrapping_add(addr.wrapping_sub(self.start) as u64)
+        }
+    }
+
+    /// The cached build ID of the file mapped at `addr` in `mm`, looked up without `mmap_lock`
+    /// as the BPF stack helpers do (`buildid_cache_vma_lookup()`); any context.
+    ///
+    /// Fails with [`ENOENT`](crate::error::code::ENOENT) if no file is mapped at `addr`,
+    /// [`EINVAL`](crate::error::code::EINVAL) if the file is not a regular file or has no build
+    /// ID, [`EAGAIN`](crate::error::code::EAGAIN) if the VMA could not be read without its lock
+    /// or the cache has no answer yet (a fill is queued).
+    #[inline]
+    pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> crate::error::Result<(BuildId, VmaRange)> {
+        let mut range = MaybeUninit::<bindings::buildid_vma_range>::uninit();
+        // SAFETY: `mm` has a user for the borrow; `call` passes room for `BUILD_ID_SIZE_MAX`
+        // bytes and a `u32`, and `range` is valid for writing a `struct buildid_vma_range`.
+        let id = call(|id, size| unsafe {
+            bindings::buildid_cache_vma_lookup(mm.as_raw(), addr as _, id, size, range.as_mut_ptr())
+        })?;
+        // SAFETY: A successful lookup fills `range`.
+        let range = unsafe { range.assume_init() };
+        Ok((
+            id,
+            VmaRange {
+                start: range.start,
+                end: range.end,
+                offset: range.offset,
+            },
+        ))
     }
 }

@@ -3,8 +3,9 @@
 //! Rust build ID sample: `/dev/buildid`.
 //!
 //! The ioctls return the ELF build ID of an open file, or of the file mapped at an address of a
-//! process, with the Rust implementation of `lib/buildid` (`kernel::buildid`), and time the
-//! parser, Rust or the C reference, for benchmarks.
+//! process, with the Rust implementation of `lib/buildid` (`lib/buildid/`, which this module
+//! reaches through the C API, `kernel::buildid`), and time the parser, Rust or the C reference,
+//! for benchmarks.
 //!
 //! The ioctls, their argument structs and their rules are defined once, in
 //! [`include/uapi/linux/buildid_dev.h`](srctree/include/uapi/linux/buildid_dev.h), which the
@@ -14,10 +15,9 @@
 //! `BUILDID_IOC_FILE` parses the file open at a descriptor, nofault or sleepable.
 //! `BUILDID_IOC_VMA` parses the file mapped at an address of a process, as perf and BPF see it:
 //! the VMA's `vm_file` (for overlayfs, the file of the layer below), with the Rust parser, the
-//! Rust parser without the build ID cache, or the C reference (`EOPNOTSUPP` without
-//! `CONFIG_BUILDID_C_REFERENCE`). `BUILDID_IOC_BENCH` (`CONFIG_SAMPLE_RUST_BUILDID_BENCH`) times
-//! one entry point; its loop yields the CPU every 256 parses, and a pending signal ends it with
-//! `EINTR`.
+//! Rust parser without the build ID cache, or the C reference. `BUILDID_IOC_BENCH`
+//! (`CONFIG_SAMPLE_RUST_BUILDID_BENCH`) times one entry point; its loop yields the CPU every 256
+//! parses, and a pending signal ends it with `EINTR`.
 //!
 //! A parse that fails returns the parser's error (`EINVAL` for no build ID, `EFAULT` for data
 //! the nofault mode did not find cached).
@@ -26,7 +26,11 @@ use core::mem::{offset_of, size_of, MaybeUninit};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     bindings,
-    buildid::{self, BuildId, Mode, BUILD_ID_SIZE_MAX},
+    buildid::{
+        self,
+        testing::{Implementation, Mode},
+        BuildId, BUILD_ID_SIZE_MAX,
+    },
     c_str,
     fs::file::{File, LocalFile},
     ioctl::_IOWR,
@@ -187,33 +191,10 @@ fn resched() {
     };
 }
 
-/// `kernel::error::code` has no `EOPNOTSUPP` in this tree.
-#[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
-fn eopnotsupp() -> Error {
-    Error::from_errno(-(bindings::EOPNOTSUPP as i32))
-}
-
-/// The code that parses, as the benchmark and the VMA query's flags choose it.
-#[derive(Clone, Copy)]
-enum Implementation {
-    /// `kernel::buildid` as the kernel's callers reach it, through the cache when it is on.
-    Rust,
-    /// `kernel::buildid` without the cache.
-    RustUncached,
-    /// The C reference of `lib/buildid.c`.
-    C,
-}
-
-/// Parses `file` with `implementation`.
+/// Parses `file` with `implementation`, the one the benchmark and the VMA query's flags choose.
+#[inline(always)]
 fn parse_with(file: &LocalFile, mode: Mode, implementation: Implementation) -> Result<BuildId> {
-    match implementation {
-        Implementation::Rust => buildid::parse_file(file, mode),
-        Implementation::RustUncached => buildid::parse_file_uncached(file, mode),
-        #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-        Implementation::C => buildid::reference::parse_file(file, mode),
-        #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
-        Implementation::C => Err(eopnotsupp()),
-    }
+    buildid::testing::parse_file(file, mode, implementation)
 }
 
 fn parse_mode(flags: u32) -> Result<Mode> {
@@ -257,7 +238,7 @@ fn query_file(ptr: usize) -> Result<isize> {
     }
     let mode = parse_mode(query.flags)?;
     let file = readable_file(query.fd)?;
-    let id = buildid::parse_file(&file, mode)?;
+    let id = parse_with(&file, mode, Implementation::Rust)?;
     (query.build_id_size, query.build_id) = build_id_fields(&id);
     arg.write_back()?;
     Ok(0)
@@ -318,17 +299,7 @@ fn vma_lookup_lockless(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
     if !buildid::cache::lockless_vma_enabled() {
         return Err(EAGAIN);
     }
-    let mut id = [0u8; BUILD_ID_SIZE_MAX];
-    let (size, range) = vma_lookup_as_bpf(mm, addr, &mut id)?;
-    let id = id
-        .get(..size as usize)
-        .and_then(BuildId::new)
-        .ok_or(EINVAL)?;
-    let range = buildid::cache::VmaRange {
-        start: range.start,
-        end: range.end,
-        offset: range.offset,
-    };
+    let (id, range) = buildid::cache::vma_lookup(mm, addr)?;
     Ok((id, range.file_offset(addr)))
 }
 
@@ -336,37 +307,6 @@ fn vma_lookup_lockless(mm: &MmWithUser, addr: usize) -> Result<(BuildId, u64)> {
 #[cfg(not(CONFIG_BUILDID_CACHE))]
 fn vma_lookup_lockless(_mm: &MmWithUser, _addr: usize) -> Result<(BuildId, u64)> {
     Err(EAGAIN)
-}
-
-/// Looks the frame at `addr` up as the BPF stack helpers do once they have checked that lockless
-/// lookups are on: one call of `buildid_cache_vma_lookup()`, whose time the benchmark measures.
-/// Stores the build ID in `id` and returns its size and the VMA's range.
-#[cfg(CONFIG_BUILDID_CACHE)]
-#[inline]
-fn vma_lookup_as_bpf(
-    mm: &MmWithUser,
-    addr: usize,
-    id: &mut [u8; BUILD_ID_SIZE_MAX],
-) -> Result<(u32, bindings::buildid_vma_range)> {
-    let mut size = 0u32;
-    let mut range = MaybeUninit::<bindings::buildid_vma_range>::uninit();
-    // SAFETY: `mm` has a user for the borrow; `id` is valid for writing `BUILD_ID_SIZE_MAX` bytes,
-    // `size` for a `u32` and `range` for a `struct buildid_vma_range`.
-    let ret = unsafe {
-        bindings::buildid_cache_vma_lookup(
-            mm.as_raw(),
-            addr as _,
-            id.as_mut_ptr(),
-            &mut size,
-            range.as_mut_ptr(),
-        )
-    };
-    // Not `to_result()`, an out-of-line call on the path the benchmark times.
-    if ret != 0 {
-        return Err(Error::from_errno(ret));
-    }
-    // SAFETY: A successful lookup fills `range`.
-    Ok((size, unsafe { range.assume_init() }))
 }
 
 /// What one benchmark ioctl runs, on what.
@@ -422,8 +362,7 @@ impl BenchRun<'_> {
             // for a stack.
             #[cfg(CONFIG_BUILDID_CACHE)]
             (BENCH_VMA_LOCKLESS, Implementation::Rust) => {
-                let mut id = [0u8; BUILD_ID_SIZE_MAX];
-                vma_lookup_as_bpf(mm, addr, &mut id).map(|(size, _)| size)
+                buildid::cache::vma_lookup(mm, addr).map(|(id, _)| id.size())
             }
             #[cfg(not(CONFIG_BUILDID_CACHE))]
             (BENCH_VMA_LOCKLESS, Implementation::Rust) => Err(EAGAIN),
@@ -439,15 +378,10 @@ impl BenchRun<'_> {
             (BENCH_SLEEPABLE, _) => {
                 parse_with(file, Mode::Sleepable, implementation).map(|id| id.size())
             }
-            (BENCH_MEMORY, Implementation::Rust | Implementation::RustUncached) => {
-                buildid::parse_buf(notes).map(|id| id.size())
+            // `build_id_parse_buf()` does not report the size.
+            (BENCH_MEMORY, _) => {
+                buildid::testing::parse_buf(notes, implementation).map(|_| BUILD_ID_SIZE_MAX as u32)
             }
-            #[cfg(CONFIG_BUILDID_C_REFERENCE)]
-            (BENCH_MEMORY, Implementation::C) => {
-                buildid::reference::parse_buf(notes).map(|_| BUILD_ID_SIZE_MAX as u32)
-            }
-            #[cfg(not(CONFIG_BUILDID_C_REFERENCE))]
-            (BENCH_MEMORY, Implementation::C) => return Err(eopnotsupp()),
             // The loop without a parse, to calibrate: no call into any implementation.
             (BENCH_EMPTY, _) => Ok(0),
             // What a cache hit pays for its read-side critical section, and nothing else.

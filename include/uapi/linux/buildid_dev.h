@@ -98,7 +98,8 @@ enum buildid_bench_mode {
 /*
  * BUILDID_IOC_BENCH (CAP_SYS_ADMIN, CONFIG_SAMPLE_RUST_BUILDID_BENCH):
  * runs one entry point @iterations times (at most 10^7) on the file at @fd.
- * @result is the build ID size of the last run or its negative errno.  At
+ * @result is the build ID size of the last run (20 for BUILDID_BENCH_MEMORY,
+ * whose build_id_parse_buf() reports no size) or its negative errno.  At
  * least 20 bytes.
  */
 struct buildid_bench {

@@ -246,33 +246,12 @@ impl LocalFile {
     /// Returns the number of bytes read, which is less than `buf.len()` at end of file.
     #[inline]
     pub fn kernel_read(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
-        self.read_with(bindings::kernel_read, buf, pos)
-    }
-
-    /// [`kernel_read`](Self::kernel_read) without those checks (`__kernel_read()`), for the build
-    /// ID parser's sleepable reader, which reads as `lib/buildid.c` does; may sleep.
-    #[cfg(CONFIG_RUST_BUILDID)]
-    #[inline]
-    pub(crate) fn kernel_read_unchecked(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
-        self.read_with(bindings::__kernel_read, buf, pos)
-    }
-
-    fn read_with(
-        &self,
-        read: unsafe extern "C" fn(
-            *mut bindings::file,
-            *mut crate::ffi::c_void,
-            usize,
-            *mut bindings::loff_t,
-        ) -> isize,
-        buf: &mut [u8],
-        pos: i64,
-    ) -> Result<usize> {
         let mut pos = pos;
-        // SAFETY: `read` is `kernel_read` or `__kernel_read`; the file is valid, `buf` is valid
-        // for writing `buf.len()` bytes, and `pos` is a valid `loff_t` for the duration of the
-        // call.
-        let ret = unsafe { read(self.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut pos) };
+        // SAFETY: The file is valid, `buf` is valid for writing `buf.len()` bytes, and `pos` is a
+        // valid `loff_t` for the duration of the call.
+        let ret = unsafe {
+            bindings::kernel_read(self.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut pos)
+        };
         if ret < 0 {
             // `ret` is a negative errno, which fits in `c_int`.
             return Err(Error::from_errno(ret as crate::ffi::c_int));

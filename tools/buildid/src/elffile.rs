@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Build IDs of ELF files read in user space, with the kernel's own parser
-//! (`rust/kernel/buildid/elf.rs`), so that the answer is what the kernel would give.
+//! (`lib/buildid/elf.rs`), so that the answer is what the kernel would give.
 
 #[allow(dead_code)]
-#[path = "../../../rust/kernel/buildid/elf.rs"]
+#[path = "../../../lib/buildid/elf.rs"]
 mod elf;
 
-use elf::Errno;
+use kernel::error::{code::*, Error, Result};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -16,15 +16,15 @@ use std::os::unix::fs::FileExt;
 struct FileReader(File);
 
 impl elf::ReadAt for FileReader {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
-        let offset = u64::try_from(offset).map_err(|_| Errno::EINVAL)?;
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result {
+        let offset = u64::try_from(offset).map_err(|_| EINVAL)?;
         match self.0.read_exact_at(buf, offset) {
             Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Errno::EIO),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(EIO),
             Err(e) => Err(e
                 .raw_os_error()
-                .and_then(|errno| Errno::from_ret(-errno))
-                .unwrap_or(Errno::EIO)),
+                .filter(|errno| (1..=4095).contains(errno))
+                .map_or(EIO, |errno| Error::from_errno(-errno))),
         }
     }
 }
@@ -37,7 +37,7 @@ pub fn build_id(path: &str) -> io::Result<Vec<u8>> {
     }
     elf::parse_elf(&mut FileReader(file))
         .map(|id| id.as_bytes().to_vec())
-        .map_err(|errno| io::Error::from_raw_os_error(-errno.to_ret()))
+        .map_err(|error| io::Error::from_raw_os_error(-error.to_errno()))
 }
 
 #[cfg(test)]

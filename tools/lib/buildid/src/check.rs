@@ -3,9 +3,10 @@
 //! Runs one call through both implementations and compares them.
 
 use crate::cref::{self, Entry, Mode, Outcome, SENTINEL_SIZE};
-use crate::elf::{self, ByteOrder, Errno, Fetched, MemReader, NativeEndian, ReadAt};
+use crate::elf::{self, ByteOrder, Fetched, MemReader, NativeEndian, ReadAt};
 use crate::freader::{NofaultReader, SleepableReader};
 use crate::model::{FileModel, OpenFile};
+use kernel::error::Result;
 
 /// `(offset, length)` of each read issued to a sleepable reader, in order.
 pub type Trace = Vec<(i64, u64)>;
@@ -99,12 +100,12 @@ impl<R> Traced<R> {
 }
 
 impl<R: ReadAt> ReadAt for Traced<R> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<()> {
         self.record(offset, buf.len());
         self.reader.read_at(offset, buf)
     }
 
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched> {
         self.record(offset, buf.len());
         self.reader.fetch_at(offset, buf)
     }
@@ -129,7 +130,7 @@ struct RustFileCall {
 fn rust_file(
     file: &FileModel,
     mode: Mode,
-    f: impl Fn(&mut dyn ReadAt) -> Result<elf::BuildId, Errno>,
+    f: impl Fn(&mut dyn ReadAt) -> Result<elf::BuildId>,
 ) -> RustFileCall {
     let open = OpenFile::new(file);
     let cache = &open;
@@ -207,7 +208,7 @@ fn file_mode(call: Call) -> Option<Mode> {
 
 /// Runs the Rust half of `call` on `file`, reading fields in byte order `O`.
 fn rust_call<O: ByteOrder>(file: &FileModel, call: Call) -> RustFileCall {
-    let in_memory = |result: &Result<elf::BuildId, Errno>| RustFileCall {
+    let in_memory = |result: &Result<elf::BuildId>| RustFileCall {
         outcome: Outcome::from_rust(result),
         trace: None,
         lookups: 0,

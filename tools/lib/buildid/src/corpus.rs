@@ -9,8 +9,9 @@
 
 use crate::check::{Call, Reader};
 use crate::cref::{Mode, Outcome, SENTINEL_BYTE, SENTINEL_SIZE};
-use crate::elf::{Errno, BUILD_ID_SIZE_MAX};
+use crate::elf::BUILD_ID_SIZE_MAX;
 use crate::model::{FileModel, Folio};
+use kernel::error::{code::*, Error};
 
 /// `PT_LOAD`.
 pub const PT_LOAD: u32 = 1;
@@ -483,7 +484,7 @@ pub enum Expect {
     /// Success with exactly these ID bytes (size = their length).
     Id(Vec<u8>),
     /// Failure with this error.
-    Err(Errno),
+    Err(Error),
 }
 
 impl Expect {
@@ -491,7 +492,7 @@ impl Expect {
     pub fn outcome(&self, call: Call) -> Outcome {
         match self {
             Expect::Err(e) => Outcome {
-                ret: e.to_ret(),
+                ret: e.to_errno(),
                 id: [SENTINEL_BYTE; BUILD_ID_SIZE_MAX],
                 size: SENTINEL_SIZE,
             },
@@ -515,15 +516,9 @@ pub fn ok(id: &[u8]) -> Expect {
 }
 
 /// Shorthand for [`Expect::Err`].
-pub fn err(errno: Errno) -> Expect {
+pub fn err(errno: Error) -> Expect {
     Expect::Err(errno)
 }
-
-const EIO: Errno = Errno::EIO;
-const EFAULT: Errno = Errno::EFAULT;
-const EINVAL: Errno = Errno::EINVAL;
-const ERANGE: Errno = Errno::ERANGE;
-const EOVERFLOW: Errno = Errno::EOVERFLOW;
 
 /// Page cache set-up for a check.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,8 +6,9 @@
 //! Every call starts from the same sentinel-filled output buffer and size as
 //! [`Outcome::from_rust`], so "C did not touch the output" is compared too.
 
-use crate::elf::{BuildId, Errno, BUILD_ID_SIZE_MAX};
+use crate::elf::{BuildId, BUILD_ID_SIZE_MAX};
 use crate::model::FileModel;
+use kernel::error::Result;
 use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 
 /// Value the output buffer is filled with before a call.
@@ -34,7 +35,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// What the C calling convention would show for a Rust result.
-    pub fn from_rust(r: &Result<BuildId, Errno>) -> Self {
+    pub fn from_rust(r: &Result<BuildId>) -> Self {
         match r {
             Ok(id) => Self {
                 ret: 0,
@@ -42,7 +43,7 @@ impl Outcome {
                 size: id.size(),
             },
             Err(e) => Self {
-                ret: e.to_ret(),
+                ret: e.to_errno(),
                 id: [SENTINEL_BYTE; BUILD_ID_SIZE_MAX],
                 size: SENTINEL_SIZE,
             },

@@ -3,9 +3,10 @@
 //! Host build of the kernel's Rust ELF build ID parser and file readers, with the tests
 //! that check them against the C original.
 //!
-//! - [`elf`] is `rust/kernel/buildid/elf.rs` itself and [`freader`] is
-//!   `rust/kernel/buildid/freader.rs` itself (included via `#[path]`, not copies): the code
-//!   that becomes `kernel::buildid::{elf, freader}`.
+//! - [`elf`] is `lib/buildid/elf.rs` itself and [`freader`] is `lib/buildid/freader.rs`
+//!   itself (included via `#[path]`, not copies): the code that the kernel builds into its
+//!   Rust `lib/buildid`. The `kernel::error` they use is `shim/kernel/`, which has the
+//!   kernel's names and values.
 //! - [`model`] is a model of a file and its page cache, the [`freader::PageCache`] the
 //!   kernel's readers run on here: folios of any size, absent, not uptodate or evicted at
 //!   random during a parse, and `__kernel_read()`.
@@ -32,8 +33,8 @@ pub mod cref;
 pub mod fuzz;
 pub mod model;
 
-#[path = "../../../../rust/kernel/buildid/freader.rs"]
+#[path = "../../../../lib/buildid/freader.rs"]
 pub mod freader;
 
-#[path = "../../../../rust/kernel/buildid/elf.rs"]
+#[path = "../../../../lib/buildid/elf.rs"]
 pub mod elf;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A model of a file and its page cache, which the kernel's own readers
-//! (`rust/kernel/buildid/freader.rs`, included as [`crate::freader`]) run on here, and
+//! (`lib/buildid/freader.rs`, included as [`crate::freader`]) run on here, and
 //! which the C shim (`shim/buildid_shim.c`) runs the C original on.
 //!
 //! Both sides see the same file: its bytes, its folio size, the state of each folio
@@ -14,8 +14,8 @@
 //! The model counts the folio references the reader holds, so a test can check that none
 //! leaked, and the page cache lookups it made, which must be the C code's.
 
-use crate::elf::Errno;
 use crate::freader::{FolioBytes, PageCache};
+use kernel::error::{code::*, Result};
 use std::cell::Cell;
 
 /// `PAGE_SIZE` of the modelled kernel (x86_64).
@@ -173,9 +173,9 @@ impl FolioBytes for ModelFolio<'_> {
         self.file.folio_size as usize
     }
 
-    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), Errno> {
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         if offset > self.size() || dst.len() > self.size() - offset {
-            return Err(Errno::EINVAL);
+            return Err(EINVAL);
         }
         for (i, b) in dst.iter_mut().enumerate() {
             *b = self.file.cached_byte(self.pos + (offset + i) as u64);
@@ -222,7 +222,7 @@ impl<'a> PageCache for &'a OpenFile<'a> {
         self.can_read
     }
 
-    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
         self.reads.set(self.reads.get() + 1);
         if pos < 0 {
             self.negative_reads.set(self.negative_reads.get() + 1);

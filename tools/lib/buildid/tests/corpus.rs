@@ -75,11 +75,11 @@ fn vma_without_file() {
     use buildid_elf::cref::build_id_parse_anon_vma;
     assert_eq!(
         build_id_parse_anon_vma(false),
-        buildid_elf::elf::Errno::EINVAL.to_ret()
+        kernel::error::code::EINVAL.to_errno()
     );
     assert_eq!(
         build_id_parse_anon_vma(true),
-        buildid_elf::elf::Errno::EINVAL.to_ret()
+        kernel::error::code::EINVAL.to_errno()
     );
 }
 

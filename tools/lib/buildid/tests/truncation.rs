@@ -7,12 +7,8 @@
 use buildid_elf::check::{self, Call};
 use buildid_elf::corpus::{abi_tag_note, build_id_note, id, Elf, Expect};
 use buildid_elf::cref::Mode;
-use buildid_elf::elf::Errno;
 use buildid_elf::model::FileModel;
-
-const EIO: Errno = Errno::EIO;
-const EFAULT: Errno = Errno::EFAULT;
-const EINVAL: Errno = Errno::EINVAL;
+use kernel::error::code::*;
 
 /// Checks one truncated input against `expect` in C and Rust.
 fn check(file: &FileModel, call: Call, expect: &Expect, what: &str) {

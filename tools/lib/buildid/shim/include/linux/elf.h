@@ -102,7 +102,7 @@ typedef struct elf32_note {
 	Elf32_Word	n_type;
 } Elf32_Nhdr;
 
-/* The offsets the Rust parser (rust/kernel/buildid/elf.rs) hard-codes. */
+/* The offsets the Rust parser (lib/buildid/elf.rs) hard-codes. */
 _Static_assert(sizeof(Elf32_Ehdr) == 52, "Elf32_Ehdr");
 _Static_assert(offsetof(Elf32_Ehdr, e_type) == 16, "e_type");
 _Static_assert(offsetof(Elf32_Ehdr, e_phoff) == 28, "Elf32 e_phoff");

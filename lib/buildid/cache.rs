@@ -43,21 +43,10 @@
 //! `Documentation/core-api/buildid.rst` lists every way content can change and what catches it,
 //! and which file systems are cached ("Coherence").
 
-use super::{
-    elf::{self, Errno, Fetched, ReadAt},
-    freader::{PageCache, SleepableReader},
-    BuildId, Mode,
-};
 use crate::{
-    alloc::{flags::GFP_KERNEL, KBox, KVVec},
-    bindings,
-    error::{code::*, Error, Result},
-    folio::FolioView,
-    fs::{file::LocalFile, inode::Inode},
-    init::InPlaceInit,
-    mm::MmWithUser,
-    new_mutex, new_spinlock, pin_init,
-    sync::{rcu, Mutex, SpinLock},
+    elf::{self, BuildId, Fetched, ReadAt},
+    file::{self, Mode},
+    freader::{PageCache, SleepableReader},
 };
 use core::{
     marker::PhantomData,
@@ -66,7 +55,18 @@ use core::{
     ptr::{self, addr_of_mut},
     sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering},
 };
-use macros::pin_data;
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KBox, KVVec},
+    bindings,
+    error::{code::*, Error, Result},
+    folio::FolioView,
+    fs::{file::LocalFile, inode::Inode},
+    init::InPlaceInit,
+    mm::MmWithUser,
+    new_mutex, new_spinlock, pin_init,
+    prelude::pin_data,
+    sync::{rcu, Mutex, SpinLock},
+};
 
 /// Slots per bucket: one cache line of pointers on 64-bit.
 const WAYS: usize = 8;
@@ -75,8 +75,8 @@ const WAYS: usize = 8;
 const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
 
 /// Counters of `lib/buildid_cache.c`.
-pub type Stat = bindings::buildid_cache_stat;
-pub use bindings::{
+pub(crate) type Stat = bindings::buildid_cache_stat;
+pub(crate) use bindings::{
     buildid_cache_stat_BUILDID_CACHE_DEFERRED_FILL as DEFERRED_FILL,
     buildid_cache_stat_BUILDID_CACHE_EVICTION as EVICTION,
     buildid_cache_stat_BUILDID_CACHE_FILL as FILL,
@@ -338,7 +338,7 @@ static UPDATING: AtomicU32 = AtomicU32::new(0);
 
 /// The writers' lock held, counted in [`UPDATING`].
 struct Updating<'a>(
-    crate::sync::lock::Guard<'a, Writer, crate::sync::lock::spinlock::SpinLockBackend>,
+    kernel::sync::lock::Guard<'a, Writer, kernel::sync::lock::spinlock::SpinLockBackend>,
 );
 
 impl<'a> Updating<'a> {
@@ -370,7 +370,7 @@ impl core::ops::DerefMut for Updating<'_> {
 }
 
 /// The number of writers inside the writers' lock at this instant; any context.
-pub fn updates_in_progress() -> u32 {
+pub(crate) fn updates_in_progress() -> u32 {
     UPDATING.load(Ordering::Relaxed)
 }
 
@@ -404,9 +404,9 @@ fn negative_cap(max_entries: usize) -> usize {
 }
 
 /// The smallest size limit [`set_max_entries`] takes.
-pub const MIN_ENTRIES: usize = 16;
+pub(crate) const MIN_ENTRIES: usize = 16;
 /// The largest size limit [`set_max_entries`] takes.
-pub const MAX_ENTRIES: usize = 1 << 20;
+pub(crate) const MAX_ENTRIES: usize = 1 << 20;
 /// The size limit at boot.
 const DEFAULT_MAX_ENTRIES: usize = 4096;
 
@@ -447,7 +447,7 @@ fn writer() -> Option<&'static SpinLock<Writer>> {
 }
 
 /// Whether the cache is on: its table exists.
-pub fn is_on() -> bool {
+pub(crate) fn is_on() -> bool {
     !TABLE.load(Ordering::Relaxed).is_null()
 }
 
@@ -485,7 +485,7 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
 #[inline]
-pub fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
+pub(crate) fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
     lookup_key(match mode {
         Mode::Sleepable => file.data_inode(),
         Mode::Nofault => file.data_inode_nofault(),
@@ -516,7 +516,7 @@ fn lookup_key_under(rcu: &rcu::Guard, inode: Option<&Inode>) -> Option<Result<Bu
 }
 
 /// Whether the cache holds an entry for `file` that describes its content; counts nothing.
-pub fn contains(file: &LocalFile) -> bool {
+pub(crate) fn contains(file: &LocalFile) -> bool {
     file.data_inode().is_some_and(|inode| {
         with_entry(inode.key(), |entry| entry.describes(inode)).unwrap_or(false)
     })
@@ -645,7 +645,7 @@ fn insert(inode: &Inode, entry: KBox<Entry>, grants: u32, epoch: usize) -> bool 
 ///
 /// Called when write access to the inode is granted and when the inode is freed; may run in
 /// reclaim, so it neither allocates nor takes a lock held across an allocation.
-pub fn forget(key: usize, why: Stat) {
+pub(crate) fn forget(key: usize, why: Stat) {
     // A fill holds a reference on its inode, so no fill can be running for an inode that is
     // being freed: only write access needs to fail the fills that share its counter, and only
     // while there are fills. Either a fill that begins now sees the write access that the
@@ -838,19 +838,19 @@ impl<R> Recorder<R> {
         }
     }
 
-    fn note<T>(&mut self, result: Result<T, Errno>) -> Result<T, Errno> {
+    fn note<T>(&mut self, result: Result<T>) -> Result<T> {
         self.failed |= result.is_err();
         result
     }
 }
 
 impl<R: ReadAt> ReadAt for Recorder<R> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result {
         let result = self.inner.read_at(offset, buf);
         self.note(result)
     }
 
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched> {
         let result = self.inner.fetch_at(offset, buf);
         self.note(result)
     }
@@ -863,7 +863,7 @@ impl<R: ReadAt> ReadAt for Recorder<R> {
 /// Parses `file` with the sleepable reader of `source` and remembers whether a read failed.
 fn parse_recorded<C: PageCache>(source: &C) -> (Result<BuildId>, bool) {
     let mut reader = Recorder::new(SleepableReader::new(source));
-    let result = elf::parse_elf(&mut reader).map_err(Error::from);
+    let result = elf::parse_elf(&mut reader);
     (result, reader.failed)
 }
 
@@ -871,9 +871,9 @@ fn parse_recorded<C: PageCache>(source: &C) -> (Result<BuildId>, bool) {
 /// parse found if it may. Returns what the parse found, as the uncached parse would.
 ///
 /// Process context, may sleep; `file` is a regular file.
-pub fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
+pub(crate) fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
     let Some(fill) = Fill::begin(file) else {
-        return super::parse_file_uncached(file, Mode::Sleepable);
+        return file::parse_file_uncached(file, Mode::Sleepable);
     };
     let (result, read_failed) = parse_recorded(file);
     fill.finish(&result, read_failed, deferred);
@@ -885,7 +885,7 @@ pub fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
 /// fills, which have no caller to answer.
 ///
 /// Process context, may sleep; `file` is a regular file.
-pub fn fill(file: &LocalFile, deferred: bool) {
+pub(crate) fn fill(file: &LocalFile, deferred: bool) {
     if let Some(fill) = Fill::begin(file) {
         let (result, read_failed) = parse_recorded(&FillSource(file));
         fill.finish(&result, read_failed, deferred);
@@ -918,10 +918,10 @@ impl PageCache for FillSource<'_> {
     }
 
     fn reads_through_page_cache(&self) -> bool {
-        super::readable(self.0) && super::page_cache_holds_data(self.0)
+        file::readable(self.0) && file::page_cache_holds_data(self.0)
     }
 
-    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno> {
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize> {
         // SAFETY: The file is valid for the call, and `buf` is valid for writing `buf.len()`
         // bytes.
         let ret = unsafe {
@@ -930,7 +930,7 @@ impl PageCache for FillSource<'_> {
         match usize::try_from(ret) {
             Ok(n) => Ok(n),
             // A negative `ret` is an errno, which fits in `c_int`.
-            Err(_) => Err(Errno::from(Error::from_errno(ret as crate::ffi::c_int))),
+            Err(_) => Err(Error::from_errno(ret as kernel::ffi::c_int)),
         }
     }
 }
@@ -938,22 +938,13 @@ impl PageCache for FillSource<'_> {
 /// What a lockless lookup saw of a VMA at one instant: every address in `start..end` mapped the
 /// file whose build ID it found, `start` at file offset `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VmaRange {
+pub(crate) struct VmaRange {
     /// The first address of the VMA.
-    pub start: usize,
+    pub(crate) start: usize,
     /// The address after its last.
-    pub end: usize,
+    pub(crate) end: usize,
     /// The file offset that `start` mapped.
-    pub offset: u64,
-}
-
-impl VmaRange {
-    /// The file offset that `addr`, an address in the range, mapped.
-    #[inline]
-    pub fn file_offset(&self, addr: usize) -> u64 {
-        self.offset
-            .wrapping_add(addr.wrapping_sub(self.start) as u64)
-    }
+    pub(crate) offset: u64,
 }
 
 /// A VMA as `vma_snapshot_under_rcu()` read it, without any lock: its range, page offset, file
@@ -1031,27 +1022,18 @@ impl<'a> VmaSnapshot<'a> {
     }
 }
 
-/// Whether [`vma_lookup`] is to be asked: the cache is on and so are lockless lookups (debugfs
-/// `buildid_cache/lockless_vma`). A caller with many addresses asks once for all of them.
-// Not inline: modules, which call it, cannot reach the C function.
-pub fn lockless_vma_enabled() -> bool {
-    // SAFETY: An FFI call that reads a flag and a static key.
-    unsafe { bindings::buildid_cache_lockless_vma_enabled() }
-}
-
 /// The cached build ID of the file mapped at `addr` in `mm`, and the range of the VMA that mapped
 /// it, as the BPF stack helpers ask for a frame's: without `mmap_lock` or any other lock, reading
 /// the VMA with `vma_snapshot_under_rcu()`. A miss queues a fill. Callers check
-/// [`lockless_vma_enabled`] first, once for a batch of lookups.
+/// `buildid_cache_lockless_vma_enabled()` first, once for a batch of lookups.
 ///
 /// Fails with [`ENOENT`] if no file is mapped at `addr`, [`EINVAL`] if the file is not a regular
 /// file or is cached as having no build ID, and [`EAGAIN`] if the VMA could not be read without
 /// its lock or the cache has no answer. Usable in any context, NMI included.
-// Inline: the C ABI export in `lib/buildid_rust.rs`, another crate, is the BPF stack helpers'
-// call for each frame, and a call more costs a hit a noticeable share of its time. Modules, which
-// cannot reach the C functions it calls, call that export instead.
+// Inline: its C ABI export (`buildid_rust.rs`) is the BPF stack helpers' call for each frame, and
+// a call more costs a hit a noticeable share of its time.
 #[inline]
-pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
+pub(crate) fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
     let guard = rcu::read_lock();
     let snap = VmaSnapshot::read(mm, addr, &guard)?;
     let inode = snap.inode().ok_or(ENOENT)?;
@@ -1068,7 +1050,7 @@ pub fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRange)> {
 }
 
 /// Queues a fill of `file` for the worker; any context, NMI included.
-pub fn defer_fill(file: &LocalFile) {
+pub(crate) fn defer_fill(file: &LocalFile) {
     // Not for files that could not be cached anyway (a file opened on overlayfs has no data
     // inode here: the worker finds it).
     if file
@@ -1125,7 +1107,7 @@ fn locks_or_make() -> Result<&'static Locks> {
 ///
 /// Process context, may sleep. Fails with [`ENOMEM`] when there is no memory for the table;
 /// the cache then stays as it was.
-pub fn set_enabled(on: bool) -> Result {
+pub(crate) fn set_enabled(on: bool) -> Result {
     let locks = locks_or_make()?;
     let _settings = locks.settings.lock();
     let max_entries = locks.writer.lock().max_entries;
@@ -1137,7 +1119,7 @@ pub fn set_enabled(on: bool) -> Result {
 ///
 /// Process context, may sleep. Fails with [`EINVAL`] for a limit out of range, and as
 /// [`set_enabled`] does; the cache then stays as it was.
-pub fn set_max_entries(max_entries: usize) -> Result {
+pub(crate) fn set_max_entries(max_entries: usize) -> Result {
     if !(MIN_ENTRIES..=MAX_ENTRIES).contains(&max_entries) {
         return Err(EINVAL);
     }
@@ -1147,7 +1129,7 @@ pub fn set_max_entries(max_entries: usize) -> Result {
 }
 
 /// The size limit.
-pub fn max_entries() -> usize {
+pub(crate) fn max_entries() -> usize {
     writer().map_or(DEFAULT_MAX_ENTRIES, |lock| lock.lock().max_entries)
 }
 
@@ -1290,11 +1272,11 @@ fn retire_left_behind(old: &Table, new: &Table) {
 }
 
 /// Whether the table holds an entry for the inode at `key`, valid or not; any context.
-pub fn has_key(key: usize) -> bool {
+pub(crate) fn has_key(key: usize) -> bool {
     with_entry(key, |_| ()).is_some()
 }
 
 /// The number of entries.
-pub fn entries() -> usize {
+pub(crate) fn entries() -> usize {
     ENTRIES.load(Ordering::Relaxed)
 }

@@ -1,13 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The C API of `include/linux/buildid.h`, served by the Rust build ID parser.
+//! The Rust implementation of `lib/buildid`: ELF build IDs (`.note.gnu.build-id`) of files and
+//! memory, for the C API of [`include/linux/buildid.h`](srctree/include/linux/buildid.h).
 //!
-//! Each function converts its raw pointers once, calls the safe code in [`kernel::buildid`] and
-//! returns what `lib/buildid.c` returns: 0 on success, a negative errno otherwise.
+//! [`elf`] is the parser, safe Rust that sees the file only through its [`elf::ReadAt`] trait;
+//! [`freader`] the readers of a file's page cache and of `__kernel_read()`, on any
+//! [`freader::PageCache`]; [`file`] puts them on the kernel's files (and, with
+//! `CONFIG_BUILDID_CACHE`, the build ID [`cache`] in front of them). `elf.rs` and `freader.rs`
+//! depend on nothing of the kernel but `kernel::error`, so that the host crate `tools/lib/buildid`
+//! builds them too and tests them against the C parser.
+//!
+//! The functions here convert their raw pointers once, call the safe code and return what
+//! `lib/buildid.c` returns: 0 on success, a negative errno otherwise.
+//!
+//! Documentation: `Documentation/core-api/buildid.rst`.
 
+#[cfg(CONFIG_BUILDID_CACHE)]
+mod cache;
+// Also the API of the host crate that tests them (`tools/lib/buildid`), for which their items are
+// `pub`.
+#[allow(unreachable_pub)]
+mod elf;
+mod file;
+#[allow(unreachable_pub)]
+mod freader;
+
+use elf::{BuildId, BUILD_ID_SIZE_MAX};
+use file::{parse_buf, parse_file, Mode};
 use kernel::{
     bindings,
-    buildid::{self, BuildId, Mode, BUILD_ID_SIZE_MAX},
     error::{code::*, Result},
     ffi::{c_int, c_uchar, c_void},
     fs::file::File,
@@ -57,7 +78,7 @@ unsafe fn parse_vma(
     // SAFETY: `vm_file` of a valid VMA stays referenced while the VMA is, per the caller.
     let file = unsafe { File::from_raw_file(file) };
     // SAFETY: Forwarded from the caller.
-    unsafe { store(buildid::parse_file(file, mode), build_id, size) }
+    unsafe { store(parse_file(file, mode), build_id, size) }
 }
 
 /// Parses the build ID of the ELF file mapped by `vma`; may sleep to read file data.
@@ -112,7 +133,7 @@ pub unsafe extern "C" fn build_id_parse_file(
     // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
     let file = unsafe { File::from_raw_file(file) };
     // SAFETY: Forwarded from the caller.
-    unsafe { store(buildid::parse_file(file, Mode::Sleepable), build_id, size) }
+    unsafe { store(parse_file(file, Mode::Sleepable), build_id, size) }
 }
 
 /// Parses the build ID from `buf_size` bytes of ELF notes at `buf`.
@@ -138,16 +159,53 @@ pub unsafe extern "C" fn build_id_parse_buf(
         unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), buf_size as usize) }
     };
     // SAFETY: Forwarded from the caller; `size` is NULL.
-    unsafe { store(buildid::parse_buf(notes), build_id, core::ptr::null_mut()) }
+    unsafe { store(parse_buf(notes), build_id, core::ptr::null_mut()) }
+}
+
+/// Parses the build ID of the ELF file `file` as `build_id_parse_file()` (with
+/// `BUILD_ID_RUST_SLEEPABLE` in `flags`) or `build_id_parse_nofault()` do, or without the build
+/// ID cache (`BUILD_ID_RUST_UNCACHED`): the Rust half of `<linux/buildid_ref.h>`, for tests and
+/// benchmarks that compare it with the C reference.
+///
+/// # Safety
+///
+/// `file` must be a valid, referenced file; `build_id` and `size` as for [`build_id_parse`]; with
+/// `BUILD_ID_RUST_SLEEPABLE`, the caller must be allowed to sleep.
+#[cfg(CONFIG_BUILDID_C_REFERENCE)]
+#[no_mangle]
+pub unsafe extern "C" fn build_id_rust_parse_file(
+    file: *mut bindings::file,
+    build_id: *mut c_uchar,
+    size: *mut u32,
+    flags: kernel::ffi::c_uint,
+) -> c_int {
+    let known = bindings::BUILD_ID_RUST_SLEEPABLE | bindings::BUILD_ID_RUST_UNCACHED;
+    if flags & !known != 0 {
+        return EINVAL.to_errno();
+    }
+    let mode = if flags & bindings::BUILD_ID_RUST_SLEEPABLE != 0 {
+        Mode::Sleepable
+    } else {
+        Mode::Nofault
+    };
+    // SAFETY: The caller guarantees that `file` is valid and referenced during the call.
+    let file = unsafe { File::from_raw_file(file) };
+    let result = if flags & bindings::BUILD_ID_RUST_UNCACHED != 0 {
+        file::parse_file_uncached(file, mode)
+    } else {
+        parse_file(file, mode)
+    };
+    // SAFETY: Forwarded from the caller.
+    unsafe { store(result, build_id, size) }
 }
 
 /// The C ABI of the build ID cache's Rust half (`include/linux/buildid_cache.h`): conversions
 /// only; the state is [`cache`]'s and `lib/buildid_cache.c`'s.
 #[cfg(CONFIG_BUILDID_CACHE)]
 pub mod cache_exports {
+    use crate::{cache, file::Mode};
     use kernel::{
         bindings,
-        buildid::{cache, Mode},
         error::{code::*, Result},
         ffi::{c_int, c_uchar, c_uint, c_ulong},
         fs::file::File,

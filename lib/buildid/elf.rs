@@ -6,13 +6,14 @@
 //! `__build_id_parse()`, `get_build_id_32()`, `get_build_id_64()`, `parse_build_id()`
 //! and the mode-independent part of `freader_fetch()`. How bytes are obtained (page
 //! cache folios, `__kernel_read()`, a memory buffer) is behind the [`ReadAt`] trait, so
-//! the same file runs in the kernel (as `kernel::buildid::elf`) and in the host test
-//! crate `tools/lib/buildid`, which includes it via `#[path]` and compares it against
-//! the compiled C original.
+//! the same file runs in the kernel (in `lib/buildid/`) and in the host test crate
+//! `tools/lib/buildid`, which includes it via `#[path]` and compares it against the
+//! compiled C original.
 //!
-//! The file uses only `core` and no `unsafe` code, so it compiles unchanged in both
-//! crates. Fields are copied by value out of the reader, once each, so the parser never
-//! holds a reference into memory a writer may change. Nothing can panic: where C checks
+//! The file uses only `core`, `kernel::error` (which the host crate provides with the
+//! same values) and no `unsafe` code, so it compiles unchanged in both crates. Fields
+//! are copied by value out of the reader, once each, so the parser never holds a
+//! reference into memory a writer may change. Nothing can panic: where C checks
 //! for overflow this uses `checked_*`, where C relies on modular arithmetic or
 //! conversions it uses `wrapping_*` and the conversion helpers at the end of the file.
 //!
@@ -34,60 +35,7 @@
     clippy::todo
 )]
 
-/// An error number of the parser and its readers: a positive `errno` value, which the C
-/// functions return negated.
-///
-/// The values used here are those of `include/uapi/asm-generic/errno-base.h` and
-/// `errno.h`, which x86, arm64, riscv and most other architectures use; the kernel side
-/// checks them against its own at build time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Errno(core::num::NonZeroU16);
-
-impl Errno {
-    /// `EIO`: a short read.
-    pub const EIO: Self = Self::known(5);
-    /// `E2BIG`: a fetch longer than a reader's bounce buffer of [`MAX_FREADER_BUF_SZ`]
-    /// bytes (the C code also `WARN_ON`s); the parser never asks for more.
-    pub const E2BIG: Self = Self::known(7);
-    /// `EFAULT`: data not in the page cache, or a `memfd_secret()` file.
-    pub const EFAULT: Self = Self::known(14);
-    /// `EINVAL`: not a supported ELF file, or no build ID note.
-    pub const EINVAL: Self = Self::known(22);
-    /// `ERANGE`: a read past the end of a [`MemReader`]'s buffer.
-    pub const ERANGE: Self = Self::known(34);
-    /// `EOVERFLOW`: a fetch whose end wraps around.
-    pub const EOVERFLOW: Self = Self::known(75);
-
-    /// The largest error number (`MAX_ERRNO`).
-    const MAX: i32 = 4095;
-
-    /// The constants above; all are non-zero.
-    const fn known(errno: u16) -> Self {
-        match core::num::NonZeroU16::new(errno) {
-            Some(errno) => Self(errno),
-            None => Self(core::num::NonZeroU16::MIN),
-        }
-    }
-
-    /// The error of a negative kernel return value `-errno`, or `None` if `ret` is not one
-    /// (it is not in `-MAX_ERRNO..=-1`).
-    pub const fn from_ret(ret: i32) -> Option<Self> {
-        if ret >= 0 || ret < -Self::MAX {
-            return None;
-        }
-        // `ret` is in `-4095..=-1`, so its negation fits in a `u16`.
-        match core::num::NonZeroU16::new(ret.unsigned_abs() as u16) {
-            Some(errno) => Some(Self(errno)),
-            None => None,
-        }
-    }
-
-    /// The negative value C returns for this error (`-errno`).
-    pub const fn to_ret(self) -> i32 {
-        // At most `MAX_ERRNO`, so the negation cannot overflow.
-        0i32.wrapping_sub(self.0.get() as i32)
-    }
-}
+use kernel::error::{code::*, Result};
 
 /// `BUILD_ID_SIZE_MAX` from `include/linux/buildid.h`: the largest descriptor
 /// accepted as a build ID, and the size of the zero-padded result.
@@ -153,14 +101,14 @@ pub trait ReadAt {
     /// `offset` is an `loff_t` and may be negative (quirks 6 to 8); implementations must
     /// reject such offsets with the error of the C `freader` mode they model. On failure,
     /// return the error the corresponding C mode would store in `r->err` (e.g.
-    /// [`Errno::EIO`] for a short `__kernel_read()`, [`Errno::EFAULT`] for a page missing
-    /// from the page cache, [`Errno::ERANGE`] for a memory buffer). The contents of `buf`
+    /// [`EIO`] for a short `__kernel_read()`, [`EFAULT`] for a page missing
+    /// from the page cache, [`ERANGE`] for a memory buffer). The contents of `buf`
     /// after a failure are unspecified and are never used.
     ///
     /// The parser (or [`fetch`]) has already rejected requests for which
     /// `offset + buf.len()` wraps around in 64-bit unsigned arithmetic before this, or
     /// [`ReadAt::fetch_at`], is called.
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno>;
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result;
 
     /// Makes the `buf.len()` bytes at `offset` available to the parser, which then reads the
     /// few fields it needs from them: what C's `freader_fetch()` does when it returns a
@@ -170,7 +118,7 @@ pub trait ReadAt {
     /// default, with [`ReadAt::read_at`]), or keeps them where they are, returns
     /// [`Fetched::InReader`] and serves [`ReadAt::read_fetched`] until it is called again.
     /// Either way it fails exactly when `read_at` would, with the same error.
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched> {
         self.read_at(offset, buf).map(|()| Fetched::InBuffer)
     }
 
@@ -264,11 +212,11 @@ impl<'r, R: ReadAt + ?Sized> Fetcher<'r, R> {
     /// they cannot be looked at after the next fetch, which may replace them. (C's rule that
     /// the pointer `freader_fetch()` returns is only valid until the next call.)
     #[inline(always)]
-    fn fetch<O: ByteOrder>(&mut self, file_off: i64, len: usize) -> Result<Fetch<'_, R, O>, Errno> {
+    fn fetch<O: ByteOrder>(&mut self, file_off: i64, len: usize) -> Result<Fetch<'_, R, O>> {
         check_fetch(file_off, len)?;
         // The parser never asks for more than the buffer holds (see the assertions on
         // `MAX_FREADER_BUF_SZ`): C's `WARN_ON()` path.
-        let buf = self.buf.get_mut(..len).ok_or(Errno::E2BIG)?;
+        let buf = self.buf.get_mut(..len).ok_or(E2BIG)?;
         let kept = self.reader.fetch_at(file_off, buf)?;
         Ok(Fetch {
             reader: &*self.reader,
@@ -358,39 +306,39 @@ impl<'a> MemReader<'a> {
 impl ReadAt for MemReader<'_> {
     /// `-ERANGE` exactly when C's `file_off + sz > r->data_sz` holds, evaluated like C:
     /// `loff_t + size_t` is computed in 64-bit unsigned arithmetic.
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result {
         // `usize` is at most 64 bits on every Linux target, so these are lossless.
         let data_sz = self.data.len() as u64;
         let sz = buf.len() as u64;
         if loff_as_u64(offset).wrapping_add(sz) > data_sz {
-            return Err(Errno::ERANGE);
+            return Err(ERANGE);
         }
         // The check above already implies `0 <= offset` and `offset + sz <= len` when
         // [`fetch`] ruled out wrap-around; if this reader is used directly with a
         // wrapping request (C would index out of bounds), fail with `-ERANGE` instead.
-        let start = usize::try_from(offset).map_err(|_| Errno::ERANGE)?;
+        let start = usize::try_from(offset).map_err(|_| ERANGE)?;
         let src = self
             .data
             .get(start..)
             .and_then(|tail| tail.get(..buf.len()))
-            .ok_or(Errno::ERANGE)?;
+            .ok_or(ERANGE)?;
         buf.copy_from_slice(src);
         Ok(())
     }
 
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched> {
         self.kept = &[];
         // The same checks as `read_at`, without the copy.
         let data_sz = self.data.len() as u64;
         if loff_as_u64(offset).wrapping_add(buf.len() as u64) > data_sz {
-            return Err(Errno::ERANGE);
+            return Err(ERANGE);
         }
-        let start = usize::try_from(offset).map_err(|_| Errno::ERANGE)?;
+        let start = usize::try_from(offset).map_err(|_| ERANGE)?;
         self.kept = self
             .data
             .get(start..)
             .and_then(|tail| tail.get(..buf.len()))
-            .ok_or(Errno::ERANGE)?;
+            .ok_or(ERANGE)?;
         Ok(Fetched::InReader)
     }
 
@@ -414,6 +362,8 @@ pub struct BuildId {
 impl BuildId {
     /// Builds a [`BuildId`] from `id`, which must be 1..=20 bytes long (the only sizes
     /// the parser can produce); returns `None` otherwise.
+    // The host crate's tests call it; the kernel does not.
+    #[allow(dead_code)]
     pub fn new(id: &[u8]) -> Option<Self> {
         if id.is_empty() {
             return None;
@@ -430,6 +380,8 @@ impl BuildId {
     }
 
     /// The build ID bytes, without padding.
+    // The host crate's tests call it; the kernel does not.
+    #[allow(dead_code)]
     pub fn as_bytes(&self) -> &[u8] {
         // `len <= BUILD_ID_SIZE_MAX` is an invariant; fall back to the whole buffer
         // rather than panicking.
@@ -457,59 +409,57 @@ impl BuildId {
 /// The `WARN_ON(r->buf && sz > r->buf_sz)` / `-E2BIG` check is mode-dependent (only
 /// file-backed readers have a bounce buffer) and therefore belongs to the reader; the
 /// parser never requests more than [`MAX_FREADER_BUF_SZ`] bytes.
-pub fn fetch<R: ReadAt + ?Sized>(
-    reader: &mut R,
-    file_off: i64,
-    buf: &mut [u8],
-) -> Result<(), Errno> {
+// The host crate's tests call it; the kernel does not.
+#[allow(dead_code)]
+pub fn fetch<R: ReadAt + ?Sized>(reader: &mut R, file_off: i64, buf: &mut [u8]) -> Result {
     check_fetch(file_off, buf.len())?;
     reader.read_at(file_off, buf)
 }
 
 /// The wrap-around check of [`fetch`] (quirk 14).
-fn check_fetch(file_off: i64, len: usize) -> Result<(), Errno> {
+fn check_fetch(file_off: i64, len: usize) -> Result {
     // Lossless: `usize` is at most 64 bits on Linux targets.
     let sz = len as u64;
     if loff_as_u64(file_off).checked_add(sz).is_none() {
-        return Err(Errno::EOVERFLOW);
+        return Err(EOVERFLOW);
     }
     Ok(())
 }
 
 /// `__build_id_parse()`: parses the build ID of an ELF file.
 ///
-/// Returns the build ID, or the error C would return: [`Errno::EINVAL`] for a file that
+/// Returns the build ID, or the error C would return: [`EINVAL`] for a file that
 /// is not a supported ELF file or has no build ID note among the first [`MAX_NOTE_CNT`]
 /// note headers of its `PT_NOTE` segments, or the reader's error for a
 /// failed read of the ELF header or of a program header (quirk 1). Releasing reader
 /// resources (C's `freader_cleanup()`) is left to the reader's `Drop`.
-pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, Errno> {
+pub fn parse_elf<R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId> {
     parse_elf_as::<NativeEndian, R>(reader)
 }
 
 /// [`parse_elf`], reading fields in byte order `O`.
-pub fn parse_elf_as<O: ByteOrder, R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId, Errno> {
+pub fn parse_elf_as<O: ByteOrder, R: ReadAt + ?Sized>(reader: &mut R) -> Result<BuildId> {
     let mut r = Fetcher::new(reader);
     // Fetch the first 18 bytes of the ELF header for the class-independent checks (quirk 2).
     let ident = r.fetch::<O>(0, EHDR_PREFIX_SZ)?;
 
     // Compare magic "\x7fELF"; C compares the magic before anything else.
     if ident.array::<{ ELFMAG.len() }>(0) != ELFMAG {
-        return Err(Errno::EINVAL);
+        return Err(EINVAL);
     }
 
     // Only executables and shared objects (quirk 4); `e_type` is read in native byte
     // order (quirk 3).
     let e_type = ident.u16(E_TYPE_OFF);
     if e_type != ET_EXEC && e_type != ET_DYN {
-        return Err(Errno::EINVAL);
+        return Err(EINVAL);
     }
 
     let [class] = ident.array::<1>(EI_CLASS);
     match class {
         ELFCLASS32 => get_build_id::<false, O, R>(&mut r),
         ELFCLASS64 => get_build_id::<true, O, R>(&mut r),
-        _ => Err(Errno::EINVAL),
+        _ => Err(EINVAL),
     }
 }
 
@@ -518,16 +468,18 @@ pub fn parse_elf_as<O: ByteOrder, R: ReadAt + ?Sized>(reader: &mut R) -> Result<
 ///
 /// `note_off` has the C type `loff_t` and `note_size` the C type `Elf32_Word`; the
 /// callers convert `p_offset` and `p_filesz` exactly like C (quirk 7). Returns the build
-/// ID, [`Errno::EINVAL`] if none was found (or if `note_off + note_size` does not fit in
+/// ID, [`EINVAL`] if none was found (or if `note_off + note_size` does not fit in
 /// a `u32`, quirk 8, or if [`MAX_NOTE_CNT`] note headers were read without finding it),
 /// or the reader's error for a failed note read.
 ///
 /// Notes are padded to 4 bytes whatever the segment's `p_align` says, as in C (quirk 12).
+// The host crate's tests call it; the kernel does not.
+#[allow(dead_code)]
 pub fn parse_notes<R: ReadAt + ?Sized>(
     reader: &mut R,
     note_off: i64,
     note_size: u32,
-) -> Result<BuildId, Errno> {
+) -> Result<BuildId> {
     parse_notes_as::<NativeEndian, R>(reader, note_off, note_size)
 }
 
@@ -536,7 +488,7 @@ pub fn parse_notes_as<O: ByteOrder, R: ReadAt + ?Sized>(
     reader: &mut R,
     note_off: i64,
     note_size: u32,
-) -> Result<BuildId, Errno> {
+) -> Result<BuildId> {
     find_build_id_note::<O, R>(&mut Fetcher::new(reader), note_off, note_size)
 }
 
@@ -545,7 +497,7 @@ fn find_build_id_note<O: ByteOrder, R: ReadAt + ?Sized>(
     r: &mut Fetcher<'_, R>,
     note_off: i64,
     note_size: u32,
-) -> Result<BuildId, Errno> {
+) -> Result<BuildId> {
     // check_add_overflow(note_off, note_size, &note_end) with a `u32` destination:
     // fails unless the mathematical sum is in 0..=u32::MAX (quirk 8). The i64 addition
     // itself can only overflow for sums far above u32::MAX, which fail the same way.
@@ -554,7 +506,7 @@ fn find_build_id_note<O: ByteOrder, R: ReadAt + ?Sized>(
         .and_then(|end| u32::try_from(end).ok())
     {
         Some(end) => end,
-        None => return Err(Errno::EINVAL),
+        None => return Err(EINVAL),
     };
 
     let mut note_off = note_off;
@@ -599,7 +551,7 @@ fn find_build_id_note<O: ByteOrder, R: ReadAt + ?Sized>(
             );
             let mut bytes = [0u8; BUILD_ID_SIZE_MAX];
             // `desc_sz` is in 1..=20 here, so the slice always exists.
-            let desc = bytes.get_mut(..desc_sz as usize).ok_or(Errno::EINVAL)?;
+            let desc = bytes.get_mut(..desc_sz as usize).ok_or(EINVAL)?;
             r.fetch::<O>(i64::from(build_id_off), desc.len())?
                 .copy(0, desc);
             // The tail of `bytes` is already zero: C's memset() of the padding.
@@ -613,25 +565,25 @@ fn find_build_id_note<O: ByteOrder, R: ReadAt + ?Sized>(
         note_off = i64::from(new_off);
     }
 
-    Err(Errno::EINVAL)
+    Err(EINVAL)
 }
 
 /// `build_id_parse_buf()`: parses the build ID from a buffer holding ELF note(s), as
 /// used for the kernel's own `.notes` section.
 ///
 /// C's `buf_size` is a `u32`: a buffer longer than `u32::MAX` bytes cannot be
-/// expressed in C and is rejected with [`Errno::EINVAL`] (nothing could be found past
-/// 4 GiB anyway). For every other input the result equals C's: [`Errno::EINVAL`] if no
-/// build ID is found (the memory reader's [`Errno::ERANGE`] cannot occur with these
+/// expressed in C and is rejected with [`EINVAL`] (nothing could be found past
+/// 4 GiB anyway). For every other input the result equals C's: [`EINVAL`] if no
+/// build ID is found (the memory reader's [`ERANGE`] cannot occur with these
 /// arguments because all reads stay within the buffer). C does not report the size
 /// (`size == NULL`); it is available from [`BuildId::size`].
-pub fn parse_buf(data: &[u8]) -> Result<BuildId, Errno> {
+pub fn parse_buf(data: &[u8]) -> Result<BuildId> {
     parse_buf_as::<NativeEndian>(data)
 }
 
 /// [`parse_buf`], reading fields in byte order `O`.
-pub fn parse_buf_as<O: ByteOrder>(data: &[u8]) -> Result<BuildId, Errno> {
-    let buf_size = u32::try_from(data.len()).map_err(|_| Errno::EINVAL)?;
+pub fn parse_buf_as<O: ByteOrder>(data: &[u8]) -> Result<BuildId> {
+    let buf_size = u32::try_from(data.len()).map_err(|_| EINVAL)?;
     parse_notes_as::<O, _>(&mut MemReader::new(data), 0, buf_size)
 }
 
@@ -700,7 +652,7 @@ const ELF64: ElfLayout = ElfLayout {
 /// (64-bit) in C, and an `Elf32_Off` converts to a non-negative `loff_t`.
 fn get_build_id<const WIDE: bool, O: ByteOrder, R: ReadAt + ?Sized>(
     r: &mut Fetcher<'_, R>,
-) -> Result<BuildId, Errno> {
+) -> Result<BuildId> {
     let layout = if WIDE { &ELF64 } else { &ELF32 };
     let ehdr = r.fetch::<O>(0, layout.ehdr_sz)?;
 
@@ -712,7 +664,7 @@ fn get_build_id<const WIDE: bool, O: ByteOrder, R: ReadAt + ?Sized>(
     // Check that phoff is not large enough to cause an overflow (64-bit unsigned, as
     // in C, quirk 6; `phnum * phdr_sz` is at most 256 * 56 and cannot wrap).
     if phoff.wrapping_add(u64::from(phnum).wrapping_mul(phdr_sz)) < phoff {
-        return Err(Errno::EINVAL);
+        return Err(EINVAL);
     }
 
     for i in 0..phnum {
@@ -733,7 +685,7 @@ fn get_build_id<const WIDE: bool, O: ByteOrder, R: ReadAt + ?Sized>(
         }
     }
 
-    Err(Errno::EINVAL)
+    Err(EINVAL)
 }
 
 /// `ALIGN(x, 4)` on a `u32`: `(x + 3) & ~3` evaluated in `u32`, so it wraps to 0 for

@@ -13,11 +13,13 @@
 //! The readers work on any [`PageCache`]: in the kernel, an open file and its page cache; in
 //! the host tests (`tools/lib/buildid`, which includes this very file), a model of one that
 //! evicts folios at random, so that the cross-folio logic here is what the differential tests
-//! against the C code run. Like `elf.rs`, this file uses only `core` and no `unsafe` code.
+//! against the C code run. Like `elf.rs`, this file uses only `core` and `kernel::error`, and no
+//! `unsafe` code.
 
 #![forbid(unsafe_code)]
 
-use super::elf::{Errno, Fetched, ReadAt};
+use super::elf::{Fetched, ReadAt};
+use kernel::error::{code::*, Result};
 
 /// The page cache of one file, and its read path, as the readers use them.
 pub trait PageCache {
@@ -48,7 +50,7 @@ pub trait PageCache {
 
     /// Reads into `buf` from file position `pos` (`__kernel_read()`), which may sleep.
     /// Returns the number of bytes read: fewer than `buf.len()` at end of file.
-    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize, Errno>;
+    fn read(&self, buf: &mut [u8], pos: i64) -> Result<usize>;
 }
 
 /// The bytes of a referenced folio, copied out by value.
@@ -60,8 +62,8 @@ pub trait FolioBytes {
     fn size(&self) -> usize;
 
     /// Copies `dst.len()` bytes at `offset` within the folio into `dst`, each byte loaded once;
-    /// [`Errno::EINVAL`] if the range is not inside the folio.
-    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), Errno>;
+    /// [`EINVAL`] if the range is not inside the folio.
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result;
 }
 
 /// The folio last used by a reader, kept across fetches like C keeps `r->folio`, so the
@@ -98,9 +100,9 @@ impl<F: FolioBytes> CachedFolio<F> {
 
     /// Returns the uptodate folio of `cache` that caches byte `pos`, without sleeping.
     ///
-    /// [`Errno::EFAULT`] if the byte is not cached, as in C's `freader_get_folio()`.
+    /// [`EFAULT`] if the byte is not cached, as in C's `freader_get_folio()`.
     #[inline(always)]
-    fn get<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result<&F, Errno> {
+    fn get<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result<&F> {
         let reuse = match &self.folio {
             Some(folio) => holds(folio, pos),
             None => false,
@@ -108,33 +110,33 @@ impl<F: FolioBytes> CachedFolio<F> {
         if !reuse {
             self.lookup(cache, pos)?;
         }
-        self.folio.as_ref().ok_or(Errno::EFAULT)
+        self.folio.as_ref().ok_or(EFAULT)
     }
 
     /// Replaces the cached folio with the one caching byte `pos`: the slow path of
     /// [`CachedFolio::get`], taken once per folio.
     ///
-    /// [`Errno::EFAULT`] for a `memfd_secret()` file, whose memory the kernel must not read:
+    /// [`EFAULT`] for a `memfd_secret()` file, whose memory the kernel must not read:
     /// C fails every fetch of one so, after the fetch's overflow check. Every fetch from the
     /// page cache of such a file gets here, as no folio of it is ever held; a check in each
     /// fetch instead made a nofault parse 10 to 20% slower on the benchmark kernel.
-    fn lookup<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result<(), Errno> {
+    fn lookup<C: PageCache<Folio = F>>(&mut self, cache: &C, pos: i64) -> Result {
         // Release the old folio before looking up the next one, as C does.
         self.release();
         if self.secretmem {
-            return Err(Errno::EFAULT);
+            return Err(EFAULT);
         }
         // The page index must fit in `pgoff_t`.
         if !(0..=C::MAX_FILE_SIZE).contains(&pos) {
-            return Err(Errno::EFAULT);
+            return Err(EFAULT);
         }
         // `pos` is not negative and at most `MAX_LFS_FILESIZE`, so the index fits in `usize`
         // (`pgoff_t`).
-        let index = usize::try_from(pos >> C::PAGE_SHIFT).map_err(|_| Errno::EFAULT)?;
-        let folio = cache.uptodate_folio(index).ok_or(Errno::EFAULT)?;
+        let index = usize::try_from(pos >> C::PAGE_SHIFT).map_err(|_| EFAULT)?;
+        let folio = cache.uptodate_folio(index).ok_or(EFAULT)?;
         // A folio that does not hold `pos` would make `get` read the wrong bytes.
         if !holds(&folio, pos) {
-            return Err(Errno::EFAULT);
+            return Err(EFAULT);
         }
         // INVARIANT: `secretmem` is not set (checked above).
         self.folio = Some(folio);
@@ -151,7 +153,7 @@ impl<F: FolioBytes> CachedFolio<F> {
     /// cached folio holds them all and they end at or before `limit`, if there is one. Never
     /// sleeps.
     ///
-    /// [`Errno::EFAULT`] if byte `pos` is not cached (so copying the bytes would fail the same
+    /// [`EFAULT`] if byte `pos` is not cached (so copying the bytes would fail the same
     /// way); `Ok(false)` if the bytes must be copied from more than one folio.
     #[inline(always)]
     fn keep<C: PageCache<Folio = F>>(
@@ -160,7 +162,7 @@ impl<F: FolioBytes> CachedFolio<F> {
         pos: i64,
         len: usize,
         limit: Option<i64>,
-    ) -> Result<bool, Errno> {
+    ) -> Result<bool> {
         self.kept_len = 0;
         if limit.is_some_and(|limit| pos >= limit) {
             return Ok(false);
@@ -204,7 +206,7 @@ impl<F: FolioBytes> CachedFolio<F> {
         pos: i64,
         buf: &mut [u8],
         limit: Option<i64>,
-    ) -> Result<(), Errno> {
+    ) -> Result {
         self.kept_len = 0;
         let mut done = 0;
         while done < buf.len() {
@@ -212,7 +214,7 @@ impl<F: FolioBytes> CachedFolio<F> {
             // the parser's fetch wrapper.
             let at = pos.wrapping_add(done as i64);
             if limit.is_some_and(|limit| at >= limit) {
-                return Err(Errno::EFAULT);
+                return Err(EFAULT);
             }
             let folio = self.get(cache, at)?;
             // `at` lies inside the folio, so the difference is in `0..size`.
@@ -220,7 +222,7 @@ impl<F: FolioBytes> CachedFolio<F> {
             let chunk = (folio.size() - offset)
                 .min(buf.len() - done)
                 .min(room_before(at, limit));
-            let dst = buf.get_mut(done..done + chunk).ok_or(Errno::EINVAL)?;
+            let dst = buf.get_mut(done..done + chunk).ok_or(EINVAL)?;
             folio.read(offset, dst)?;
             done += chunk;
         }
@@ -245,7 +247,7 @@ fn room_before(pos: i64, limit: Option<i64>) -> usize {
 }
 
 /// Reads from the page cache only: never sleeps, never takes a sleeping lock, and is usable
-/// in IRQ and NMI context. Data that is not cached and uptodate fails with [`Errno::EFAULT`].
+/// in IRQ and NMI context. Data that is not cached and uptodate fails with [`EFAULT`].
 ///
 /// Like C, this ignores the file size: bytes past end of file in the last folio read as the
 /// zeroes the page cache holds there.
@@ -266,7 +268,7 @@ impl<'a, C: PageCache> NofaultReader<'a, C> {
 
 // A `memfd_secret()` file fails each fetch in the folio lookup ([`CachedFolio::lookup`]).
 impl<C: PageCache> ReadAt for NofaultReader<'_, C> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result {
         // C looks the folio up for an empty fetch too: it fails where a longer one would.
         if buf.is_empty() {
             return self.cache.get(self.file, offset).map(|_| ());
@@ -275,7 +277,7 @@ impl<C: PageCache> ReadAt for NofaultReader<'_, C> {
     }
 
     #[inline(always)]
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched> {
         if self.cache.keep(self.file, offset, buf.len(), None)? {
             return Ok(Fetched::InReader);
         }
@@ -292,16 +294,16 @@ impl<C: PageCache> ReadAt for NofaultReader<'_, C> {
 /// C fails every fetch from a `memfd_secret()` file with `-EFAULT`, after the checks every
 /// fetch starts with: reading that memory would defeat its purpose.
 #[inline(always)]
-fn reject_secretmem(secretmem: bool) -> Result<(), Errno> {
+fn reject_secretmem(secretmem: bool) -> Result {
     if secretmem {
-        return Err(Errno::EFAULT);
+        return Err(EFAULT);
     }
     Ok(())
 }
 
 /// Reads in sleepable context: serves a fetch from the page cache when every byte of it is
 /// cached, uptodate and below the file size, and otherwise reads it with `__kernel_read`,
-/// which faults the data in. A short read is [`Errno::EIO`].
+/// which faults the data in. A short read is [`EIO`].
 ///
 /// C issues one `__kernel_read` per fetch of at most 64 bytes even when the data is cached;
 /// going to the page cache first gives the same bytes without the per-call overhead of the
@@ -340,32 +342,32 @@ impl<'a, C: PageCache> SleepableReader<'a, C> {
 
     /// Reads `buf.len()` bytes at `offset` with `__kernel_read`.
     ///
-    /// A negative `offset` (an ELF offset of 2^63 or more) is [`Errno::EIO`] without a read:
+    /// A negative `offset` (an ELF offset of 2^63 or more) is [`EIO`] without a read:
     /// `__kernel_read` does not check the position, and the buffered read of a block file
     /// system retries for ever at a negative one (`filemap_get_pages()` computes an empty
     /// range). Nothing can be read there, so it is the short read tmpfs returns.
-    fn read(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+    fn read(&mut self, offset: i64, buf: &mut [u8]) -> Result {
         if offset < 0 {
-            return Err(Errno::EIO);
+            return Err(EIO);
         }
         // Do not hold a folio reference across a read that may sleep for I/O.
         self.cache.release();
         match self.file.read(buf, offset)? {
             n if n == buf.len() => Ok(()),
-            _ => Err(Errno::EIO),
+            _ => Err(EIO),
         }
     }
 }
 
 impl<C: PageCache> ReadAt for SleepableReader<'_, C> {
-    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<(), Errno> {
+    fn read_at(&mut self, offset: i64, buf: &mut [u8]) -> Result {
         if self.fetch_at(offset, buf)? == Fetched::InReader {
             self.read_fetched(0, buf);
         }
         Ok(())
     }
 
-    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched, Errno> {
+    fn fetch_at(&mut self, offset: i64, buf: &mut [u8]) -> Result<Fetched> {
         reject_secretmem(self.cache.secretmem)?;
         if let Some(size) = self.cache_limit(offset, buf.len()) {
             match self.cache.keep(self.file, offset, buf.len(), Some(size)) {
