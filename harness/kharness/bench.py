@@ -37,6 +37,20 @@ def measured_commit(repo=REPO):
     return f"{head} with uncommitted changes" if dirty else head
 
 
+# The one part of BENCHMARKS.md that "make bench" does not write: comparisons
+# of two commits, each measured by its own "make bench" on the same day and
+# machine (rows move 10 to 15% between boots, so a claim that a change kept
+# or recovered a row's speed needs both sides from one day).  It is the last
+# section, kept as it is from one run to the next.
+AB_HEADING = "## Same-day A/B runs"
+
+
+def kept_ab_section(old_doc):
+    """The A/B section of a BENCHMARKS.md, from its heading to the end, or ''."""
+    at = old_doc.find("\n" + AB_HEADING + "\n")
+    return old_doc[at + 1:] if at >= 0 else ""
+
+
 def machine_description():
     model = "unknown CPU"
     with open("/proc/cpuinfo") as f:
@@ -72,11 +86,16 @@ def run_bench():
     tables = tables.rstrip() + "\n"
     with open(BENCH_PLOT, "w") as f:
         f.write(ratio_svg(groups, "make bench: ratios, above 1 when the second-named is faster"))
+    try:
+        with open(BENCH_DOC) as f:
+            ab = kept_ab_section(f.read())
+    except FileNotFoundError:
+        ab = ""
     with open(BENCH_DOC, "w") as f:
         f.write(BENCH_HEADER.format(
             date=time.strftime("%Y-%m-%d"), commit=commit, machine=machine_description(),
             kernel=kernel.kernel_version(), large=BENCH_LARGE_ELF,
-            plot=os.path.basename(BENCH_PLOT)) + tables)
+            plot=os.path.basename(BENCH_PLOT)) + tables + ("\n" + ab if ab else ""))
     print(tables)
     info(f"wrote {BENCH_DOC} and {BENCH_PLOT}")
     return 0

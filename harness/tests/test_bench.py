@@ -6,7 +6,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kharness.bench import measured_commit
+from kharness.bench import AB_HEADING, kept_ab_section, measured_commit
 
 
 def git(repo, *args):
@@ -65,3 +65,16 @@ class MeasuredCommitTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KeptAbSectionTest(unittest.TestCase):
+    """make bench rewrites BENCHMARKS.md but keeps its hand-written A/B section."""
+
+    def test_section_is_kept_to_the_end(self):
+        doc = f"# Benchmarks\n\n### a table\n\n| x |\n\n{AB_HEADING}\n\nold 1.00\n\n### row\n"
+        self.assertEqual(kept_ab_section(doc), f"{AB_HEADING}\n\nold 1.00\n\n### row\n")
+
+    def test_no_section_keeps_nothing(self):
+        self.assertEqual(kept_ab_section("# Benchmarks\n\n### a table\n"), "")
+        # A mention of the heading in prose is not the section.
+        self.assertEqual(kept_ab_section(f"see {AB_HEADING} below\n"), "")
