@@ -24,8 +24,10 @@ from .tree import Source, project_files, sync_files, write_manifest
 SERIES_OUT = os.environ.get("SERIES_OUT") or os.path.join(REPO, "out", "series")
 ACCEPTED = os.path.join(REPO, "patches", "checkpatch-accepted")
 # Options whose code the test configuration always builds; series-check
-# also builds the final tree with each of them off.
-OPTIONS_OFF = ("CONFIG_RUST_BUILDID", "CONFIG_BUILDID_CACHE", "CONFIG_BUILDID_C_REFERENCE")
+# also builds the final tree with each of them off, and with it what
+# selects it (the sample driver selects the C reference).
+OPTIONS_OFF = (("CONFIG_RUST_BUILDID",), ("CONFIG_BUILDID_CACHE",),
+               ("CONFIG_BUILDID_C_REFERENCE", "CONFIG_SAMPLE_RUST_BUILDID"))
 CHECKPATCH_LINE = re.compile(r"^(WARNING|ERROR|CHECK):(\w+):")
 
 
@@ -215,13 +217,14 @@ class StepSource(Source):
         return changed
 
 
-def option_off_fragment(symbol, tmp):
+def option_off_fragment(symbols, tmp):
+    """The test configuration with symbols (an option and what selects it) off."""
     with open(FRAGMENT) as f:
         lines = [line for line in f.read().splitlines()
-                 if not re.match(rf"^(# )?{symbol}[= ]", line)]
-    path = os.path.join(tmp, f"buildid-{symbol[7:].lower()}-off.config")
+                 if not any(re.match(rf"^(# )?{symbol}[= ]", line) for symbol in symbols)]
+    path = os.path.join(tmp, f"buildid-{symbols[0][7:].lower()}-off.config")
     with open(path, "w") as f:
-        f.write("\n".join(lines + [f"# {symbol} is not set"]) + "\n")
+        f.write("\n".join(lines + [f"# {symbol} is not set" for symbol in symbols]) + "\n")
     return path
 
 
@@ -273,9 +276,11 @@ def cmd_series_check(first=1):
             tally.check(True, f"patch {k}/{n} builds ({changed} files changed, {dt:.0f} s): "
                         f"{entry.subject}")
         else:
-            for symbol in OPTIONS_OFF:
-                banner(f"the last tree with {symbol}=n")
-                kernel = step_kernel(source, option_off_fragment(symbol, tmp), touched)
+            for turned_off in OPTIONS_OFF:
+                symbol = turned_off[0]
+                off = "=n, ".join(turned_off) + "=n"
+                banner(f"the last tree with {off}")
+                kernel = step_kernel(source, option_off_fragment(turned_off, tmp), touched)
                 t0 = time.monotonic()
                 try:
                     # Options that depend on the one turned off go with it.
@@ -287,7 +292,7 @@ def cmd_series_check(first=1):
                     ok, why = True, ""
                 except HarnessError as e:
                     ok, why = False, f": {e}"
-                tally.check(ok, f"the last tree builds with {symbol}=n "
+                tally.check(ok, f"the last tree builds with {off} "
                             f"({time.monotonic() - t0:.0f} s){why}")
             # Leave the build directory configured as the test kernel is.
             step_kernel(source).configure()
