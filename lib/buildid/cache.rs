@@ -871,6 +871,8 @@ fn parse_recorded<C: PageCache>(source: &C) -> (Result<BuildId>, bool) {
 /// parse found if it may. Returns what the parse found, as the uncached parse would.
 ///
 /// Process context, may sleep; `file` is a regular file.
+// Not inlined into `parse_file()`, whose hit path would then be too large to inline `lookup()`.
+#[inline(never)]
 pub(crate) fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
     let Some(fill) = Fill::begin(file) else {
         return file::parse_file_uncached(file, Mode::Sleepable);
@@ -1050,6 +1052,8 @@ pub(crate) fn vma_lookup(mm: &MmWithUser, addr: usize) -> Result<(BuildId, VmaRa
 }
 
 /// Queues a fill of `file` for the worker; any context, NMI included.
+// Not inlined, as `parse_and_fill()`.
+#[inline(never)]
 pub(crate) fn defer_fill(file: &LocalFile) {
     // Not for files that could not be cached anyway (a file opened on overlayfs has no data
     // inode here: the worker finds it).
