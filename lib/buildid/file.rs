@@ -107,7 +107,7 @@ pub(crate) fn readable(file: &LocalFile) -> bool {
 /// `->read_iter` may revalidate them against the server first (NFS, FUSE, 9p), and an
 /// overlayfs file reads through the file below.
 pub(crate) fn page_cache_holds_data(file: &LocalFile) -> bool {
-    file.mapping().is_shmem() || file.inode().on_block_device()
+    file.mapping().is_shmem() || file.inode().super_block().fs_type().requires_dev()
 }
 
 /// Parses the build ID of the ELF file `file`, or finds it in the build ID cache.

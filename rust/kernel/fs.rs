@@ -7,3 +7,4 @@
 pub mod address_space;
 pub mod file;
 pub mod inode;
+pub mod super_block;

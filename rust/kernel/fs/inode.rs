@@ -5,9 +5,8 @@
 //! C headers: [`include/linux/fs.h`](srctree/include/linux/fs.h) and
 //! [`include/linux/iversion.h`](srctree/include/linux/iversion.h)
 
-use super::address_space::AddressSpace;
+use super::{address_space::AddressSpace, super_block::SuperBlock};
 use crate::{bindings, types::Opaque};
-use core::ptr::{addr_of, read_volatile};
 
 /// An inode, borrowed from something that keeps it alive (an open file, for example).
 ///
@@ -62,12 +61,11 @@ impl Inode {
         unsafe { AddressSpace::from_raw((*self.as_ptr()).i_mapping) }
     }
 
-    /// The `SB_*` flags of the inode's superblock, read once (remount changes them).
+    /// The superblock of the file system the inode is on (`i_sb`).
     #[inline]
-    fn sb_flags(&self) -> crate::ffi::c_ulong {
-        // SAFETY: The inode is valid by the type invariants and pins its superblock; a volatile
-        // load of the aligned word is what `READ_ONCE()` does.
-        unsafe { read_volatile(addr_of!((*(*self.as_ptr()).i_sb).s_flags)) }
+    pub fn super_block(&self) -> &SuperBlock {
+        // SAFETY: The inode is valid by the type invariants, and pins its superblock.
+        unsafe { SuperBlock::from_raw((*self.as_ptr()).i_sb) }
     }
 
     /// Whether the file system maintains the change attribute (`IS_I_VERSION`, `SB_I_VERSION`).
@@ -75,7 +73,7 @@ impl Inode {
     /// raw server attribute), which must be neither queried nor compared.
     #[inline]
     pub fn has_iversion(&self) -> bool {
-        self.sb_flags() & bindings::SB_I_VERSION != 0
+        self.super_block().flags() & bindings::SB_I_VERSION != 0
     }
 
     /// Whether the inode belongs to an internal mount (`SB_KERNMOUNT`): `shm_mnt` for memfd
@@ -83,19 +81,7 @@ impl Inode {
     /// made with `alloc_file_pseudo()`, opened for write without `get_write_access()`.
     #[inline]
     pub fn on_internal_mount(&self) -> bool {
-        self.sb_flags() & bindings::SB_KERNMOUNT != 0
-    }
-
-    /// Whether the file system is backed by a block device (`FS_REQUIRES_DEV`): its page
-    /// cache is filled from the device, not revalidated against a server by `->read_iter`.
-    /// Cluster file systems (GFS2, OCFS2) and fuseblk are such file systems too, whose data
-    /// another node or the FUSE server may change.
-    #[inline]
-    pub fn on_block_device(&self) -> bool {
-        // SAFETY: The inode is valid by the type invariants; its superblock and the superblock's
-        // file system type, with its constant `fs_flags`, outlive it.
-        let fs_flags = unsafe { (*(*(*self.as_ptr()).i_sb).s_type).fs_flags };
-        fs_flags & bindings::FS_REQUIRES_DEV as core::ffi::c_int != 0
+        self.super_block().flags() & bindings::SB_KERNMOUNT != 0
     }
 
     /// The change attribute, marked queried so that the next change increments it
