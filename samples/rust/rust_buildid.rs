@@ -263,7 +263,7 @@ fn query_vma(ptr: usize) -> Result<isize> {
     };
     let task: ARef<Task> = match query.pid {
         0 => ARef::from(&*kernel::current!()),
-        pid if pid > 0 => Task::get_pid_task(pid).ok_or(ESRCH)?,
+        pid if pid > 0 => Task::find_by_vpid(pid).ok_or(ESRCH)?,
         _ => return Err(EINVAL),
     };
     // The permission check of reading `/proc/<pid>/maps`.
