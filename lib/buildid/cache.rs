@@ -484,7 +484,9 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 /// found (a build ID, or [`EINVAL`] for a file without one).
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
-#[inline]
+// Always inlined: it is the whole of the exports' hit paths, and `parse_file()`, inlined into
+// several of them, would otherwise call it out of line, a call more per hit.
+#[inline(always)]
 pub(crate) fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
     lookup_key(match mode {
         Mode::Sleepable => file.data_inode(),
