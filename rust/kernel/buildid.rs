@@ -13,6 +13,7 @@
 use crate::{
     bindings,
     error::{code::*, to_result, Error, Result},
+    ffi,
     fs::file::LocalFile,
 };
 use core::fmt;
@@ -86,6 +87,20 @@ fn call(parse: impl FnOnce(*mut u8, *mut u32) -> i32) -> Result<BuildId> {
     BuildId::from_c(bytes, size)
 }
 
+/// Calls a C function that parses `notes` into a build ID zero-padded to [`BUILD_ID_SIZE_MAX`]
+/// bytes, and returns 0 or a negative errno; its arguments are `notes`, the output and the length
+/// of `notes`.
+#[inline(always)]
+fn call_buf(
+    notes: &[u8],
+    parse: impl FnOnce(*const ffi::c_void, *mut u8, u32) -> i32,
+) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
+    let mut id = [0u8; BUILD_ID_SIZE_MAX];
+    let len = u32::try_from(notes.len()).map_err(|_| EINVAL)?;
+    to_result(parse(notes.as_ptr().cast(), id.as_mut_ptr(), len))?;
+    Ok(id)
+}
+
 /// Parses the build ID of the ELF file `file` (`build_id_parse_file()`); may sleep to read it.
 ///
 /// Fails with [`EINVAL`] if the file is not a regular ELF file with a build ID note, with
@@ -124,25 +139,18 @@ pub fn parse_file(file: &LocalFile) -> Result<BuildId> {
 /// ```
 // Not inline, as `parse_file()`.
 pub fn parse_buf(notes: &[u8]) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
-    let mut id = [0u8; BUILD_ID_SIZE_MAX];
-    let len = u32::try_from(notes.len()).map_err(|_| EINVAL)?;
-    // SAFETY: `notes` is readable for `len` bytes and does not change during the call; `id` has
-    // room for `BUILD_ID_SIZE_MAX` bytes.
-    to_result(unsafe {
-        bindings::build_id_parse_buf(notes.as_ptr().cast(), id.as_mut_ptr(), len)
-    })?;
-    Ok(id)
+    // SAFETY: `call_buf` passes `notes`, readable for the length it passes and unchanged during
+    // the call, and room for `BUILD_ID_SIZE_MAX` bytes.
+    call_buf(notes, |notes, id, len| unsafe {
+        bindings::build_id_parse_buf(notes, id, len)
+    })
 }
 
 /// Both implementations side by side (`CONFIG_BUILDID_C_REFERENCE`), for tests and benchmarks.
 #[cfg(CONFIG_BUILDID_C_REFERENCE)]
 pub mod testing {
-    use super::{call, BuildId, BUILD_ID_SIZE_MAX};
-    use crate::{
-        bindings,
-        error::{code::*, to_result, Result},
-        fs::file::LocalFile,
-    };
+    use super::{call, call_buf, BuildId, BUILD_ID_SIZE_MAX};
+    use crate::{bindings, error::Result, fs::file::LocalFile};
 
     /// How a parse may obtain file data.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,20 +216,16 @@ pub mod testing {
         notes: &[u8],
         implementation: Implementation,
     ) -> Result<[u8; BUILD_ID_SIZE_MAX]> {
-        let mut id = [0u8; BUILD_ID_SIZE_MAX];
-        let len = u32::try_from(notes.len()).map_err(|_| EINVAL)?;
-        let (notes, out) = (notes.as_ptr().cast(), id.as_mut_ptr());
-        // SAFETY: `notes` is readable for `len` bytes and does not change during the call; `id`
-        // has room for `BUILD_ID_SIZE_MAX` bytes.
-        to_result(unsafe {
+        // SAFETY: `call_buf` passes `notes`, readable for the length it passes and unchanged
+        // during the call, and room for `BUILD_ID_SIZE_MAX` bytes.
+        call_buf(notes, |notes, id, len| unsafe {
             match implementation {
                 Implementation::Rust | Implementation::RustUncached => {
-                    bindings::build_id_parse_buf(notes, out, len)
+                    bindings::build_id_parse_buf(notes, id, len)
                 }
-                Implementation::C => bindings::build_id_ref_parse_buf(notes, out, len),
+                Implementation::C => bindings::build_id_ref_parse_buf(notes, id, len),
             }
-        })?;
-        Ok(id)
+        })
     }
 }
 
