@@ -484,8 +484,7 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 /// found (a build ID, or [`EINVAL`] for a file without one).
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
-// Always inlined: it is the whole of the exports' hit paths, and `parse_file()`, inlined into
-// several of them, would otherwise call it out of line, a call more per hit.
+// Always inlined, as `parse_file()`: it is the whole of the exports' hit paths.
 #[inline(always)]
 pub(crate) fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
     lookup_key(match mode {
@@ -873,7 +872,7 @@ fn parse_recorded<C: PageCache>(source: &C) -> (Result<BuildId>, bool) {
 /// parse found if it may. Returns what the parse found, as the uncached parse would.
 ///
 /// Process context, may sleep; `file` is a regular file.
-// Not inlined into `parse_file()`, whose hit path would then be too large to inline `lookup()`.
+// Not inlined into `parse_file()`, which every export inlines: the exports keep only the hit path.
 #[inline(never)]
 pub(crate) fn parse_and_fill(file: &LocalFile, deferred: bool) -> Result<BuildId> {
     let Some(fill) = Fill::begin(file) else {
