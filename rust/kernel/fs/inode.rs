@@ -64,7 +64,9 @@ impl Inode {
     /// The superblock of the file system the inode is on (`i_sb`).
     #[inline]
     pub fn super_block(&self) -> &SuperBlock {
-        // SAFETY: The inode is valid by the type invariants, and pins its superblock.
+        // SAFETY: The inode is valid by the type invariants, and `i_sb` is set when it is made.
+        // What keeps the inode reachable keeps its superblock active: the mount of an open file
+        // on it, or the superblock itself while it evicts the inode.
         unsafe { SuperBlock::from_raw((*self.as_ptr()).i_sb) }
     }
 

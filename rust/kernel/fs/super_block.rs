@@ -7,16 +7,17 @@
 use crate::{bindings, ffi::c_ulong, types::Opaque};
 use core::ptr::{addr_of, read_volatile};
 
-/// The superblock of a mounted file system, borrowed from an inode on it (which pins it).
+/// The superblock of a mounted file system, borrowed from an inode on it.
 ///
 /// # Invariants
 ///
-/// The superblock is valid for as long as the `SuperBlock` is reachable.
+/// The superblock is valid and active (a mount or an open file on it holds it, so its file
+/// system type stays registered) for as long as the `SuperBlock` is reachable.
 #[repr(transparent)]
 pub struct SuperBlock(Opaque<bindings::super_block>);
 
-// SAFETY: The accessors only read `s_flags` once and fields set when the superblock is made,
-// which may be done from any thread.
+// SAFETY: The accessors only read `s_type`, which is constant, and `s_flags`, once; both may be
+// read from any thread.
 unsafe impl Sync for SuperBlock {}
 
 impl SuperBlock {
@@ -24,7 +25,8 @@ impl SuperBlock {
     ///
     /// # Safety
     ///
-    /// The caller must ensure that `ptr` is valid and stays valid for the lifetime `'a`.
+    /// The caller must ensure that `ptr` points to a valid superblock that stays active for the
+    /// lifetime `'a`.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *const bindings::super_block) -> &'a SuperBlock {
         // SAFETY: The caller guarantees that the pointer is valid for `'a`; `SuperBlock` is
@@ -49,14 +51,14 @@ impl SuperBlock {
     /// The type of the file system mounted here (`s_type`).
     #[inline]
     pub fn fs_type(&self) -> &FileSystemType {
-        // SAFETY: The superblock is valid by the type invariants; `s_type` is set when the
-        // superblock is made, and the module of a file system type stays loaded while it has
-        // superblocks.
+        // SAFETY: The superblock is valid and active by the type invariants; `s_type` is set when
+        // the superblock is made, and the file system type stays registered, its module loaded,
+        // until the last active reference is dropped (`deactivate_locked_super()`).
         unsafe { FileSystemType::from_raw((*self.as_ptr()).s_type) }
     }
 }
 
-/// A registered file system type, borrowed from one of its superblocks.
+/// A file system type, borrowed from one of its active superblocks.
 ///
 /// # Invariants
 ///
@@ -80,6 +82,12 @@ impl FileSystemType {
         unsafe { &*ptr.cast() }
     }
 
+    /// Returns a raw pointer to the file system type.
+    #[inline]
+    pub fn as_ptr(&self) -> *mut bindings::file_system_type {
+        self.0.get()
+    }
+
     /// Whether the file system is mounted from a block device (`FS_REQUIRES_DEV`). Cluster file
     /// systems (GFS2, OCFS2) and fuseblk are such file systems too, whose data another node or
     /// the FUSE server may change.
@@ -87,7 +95,7 @@ impl FileSystemType {
     pub fn requires_dev(&self) -> bool {
         // SAFETY: The type is valid by the type invariants; `fs_flags` is set at definition and
         // never changes.
-        let fs_flags = unsafe { (*self.0.get()).fs_flags };
+        let fs_flags = unsafe { (*self.as_ptr()).fs_flags };
         fs_flags & bindings::FS_REQUIRES_DEV as crate::ffi::c_int != 0
     }
 }
