@@ -484,7 +484,7 @@ fn with_entry<R>(key: usize, f: impl FnOnce(&Entry) -> R) -> Option<R> {
 /// found (a build ID, or [`EINVAL`] for a file without one).
 ///
 /// Takes no lock, never sleeps, never waits for a writer: usable in any context, NMI included.
-// Always inlined, as `parse_file()`: it is the whole of the exports' hit paths.
+// Always inlined: it is the whole of a hit, on its callers' hot paths.
 #[inline(always)]
 pub(crate) fn lookup(file: &LocalFile, mode: Mode) -> Option<Result<BuildId>> {
     lookup_key(match mode {

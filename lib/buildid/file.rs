@@ -120,8 +120,8 @@ pub(crate) fn page_cache_holds_data(file: &LocalFile) -> bool {
 /// or shared object, or has no build ID note; with [`EFAULT`] for a `memfd_secret` file or, in
 /// [`Mode::Nofault`], for data that is not in the page cache; with [`EIO`] if the file is
 /// shorter than its headers say, or with the error of the read.
-// Always inlined: with [`cache::lookup`] it is the whole of each export's hit path, which then
-// makes no call of its own besides the RCU read lock and the inode's stamp.
+// Always inlined: with [`cache::lookup`] it is the whole of a hit, which then calls nothing but
+// the RCU read lock and unlock and the inode's stamp; the misses call out of line.
 #[inline(always)]
 pub(crate) fn parse_file(file: &LocalFile, mode: Mode) -> Result<BuildId> {
     #[cfg(CONFIG_BUILDID_CACHE)]
