@@ -4,16 +4,6 @@
 #include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
 
-int rust_helper_mmap_read_lock_killable(struct mm_struct *mm)
-{
-	return mmap_read_lock_killable(mm);
-}
-
-void rust_helper_mmap_read_unlock(struct mm_struct *mm)
-{
-	mmap_read_unlock(mm);
-}
-
 void rust_helper_mmgrab(struct mm_struct *mm)
 {
 	mmgrab(mm);
@@ -44,8 +34,18 @@ bool rust_helper_mmap_read_trylock(struct mm_struct *mm)
 	return mmap_read_trylock(mm);
 }
 
+void rust_helper_mmap_read_unlock(struct mm_struct *mm)
+{
+	mmap_read_unlock(mm);
+}
+
 struct vm_area_struct *rust_helper_vma_lookup(struct mm_struct *mm,
 					      unsigned long addr)
 {
 	return vma_lookup(mm, addr);
+}
+
+int rust_helper_mmap_read_lock_killable(struct mm_struct *mm)
+{
+	return mmap_read_lock_killable(mm);
 }

@@ -8,3 +8,5 @@ pub mod address_space;
 pub mod file;
 pub mod inode;
 pub mod super_block;
+
+pub use self::file::{File, LocalFile};

@@ -22,20 +22,23 @@ use macros::{pin_data, pinned_drop, vtable};
 pub struct MiscDeviceOptions {
     /// The name of the device: `/dev/<name>`.
     pub name: &'static CStr,
-    /// The permissions of the device node.
-    pub mode: u16,
 }
 
 impl MiscDeviceOptions {
-    /// The `struct miscdevice` of these options, with the operations `fops`.
-    fn into_raw(self, fops: *const bindings::file_operations) -> bindings::miscdevice {
+    /// The `struct miscdevice` of these options, with the node permissions `mode` and the
+    /// operations `fops`.
+    fn to_raw_with(
+        self,
+        mode: u16,
+        fops: *const bindings::file_operations,
+    ) -> bindings::miscdevice {
         // SAFETY: All zeroes is a valid `struct miscdevice`: no name, no operations, not
         // registered.
         let mut raw: bindings::miscdevice = unsafe { MaybeUninit::zeroed().assume_init() };
         raw.minor = bindings::MISC_DYNAMIC_MINOR as _;
         raw.name = self.name.as_char_ptr();
         raw.fops = fops;
-        raw.mode = self.mode;
+        raw.mode = mode;
         raw
     }
 }
@@ -79,7 +82,7 @@ impl<T: MiscDevice> MiscDeviceFops<T> {
 ///
 /// `inner` is registered with `misc_register()`, and its `fops` points at `'static` operations
 /// of `T`; `inner` stays pinned until `drop` deregisters the device.
-#[repr(C)]
+#[repr(transparent)]
 #[pin_data(PinnedDrop)]
 pub struct MiscDeviceRegistration<T> {
     #[pin]
@@ -95,9 +98,12 @@ unsafe impl<T> Send for MiscDeviceRegistration<T> {}
 unsafe impl<T> Sync for MiscDeviceRegistration<T> {}
 
 impl<T: MiscDevice> MiscDeviceRegistration<T> {
-    /// Registers a misc device with the operations `fops`.
-    pub fn register(
+    /// Registers a misc device whose node has the permissions `mode` (0 for the default, 0600),
+    /// with the operations `fops`, which keep their module loaded while a file of the device is
+    /// open.
+    pub fn register_with_fops(
         opts: MiscDeviceOptions,
+        mode: u16,
         fops: &'static MiscDeviceFops<T>,
     ) -> impl PinInit<Self, Error> {
         let init = move |slot: *mut Self| {
@@ -106,7 +112,7 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
             let inner = unsafe { Opaque::raw_get(core::ptr::addr_of!((*slot).inner)) };
             // SAFETY: `inner` is valid for writes (see above); the write initializes memory we
             // own.
-            unsafe { inner.write(opts.into_raw(&fops.fops)) };
+            unsafe { inner.write(opts.to_raw_with(mode, &fops.fops)) };
             // SAFETY: `inner` is initialized and pinned, and points at `'static` operations.
             // INVARIANT: On success the device stays registered until `drop` deregisters it.
             to_result(unsafe { bindings::misc_register(inner) })
@@ -157,9 +163,9 @@ pub trait MiscDevice: Sized {
         crate::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// Handles `ioctl(2)` from a 32-bit process on a 64-bit kernel (`CONFIG_COMPAT`). Without
-    /// it, a device with [`MiscDevice::ioctl`] gets the call there, with `arg` converted by
-    /// `compat_ptr()`.
+    /// Handles `ioctl(2)` from a 32-bit process on a 64-bit kernel. Without it, a device with
+    /// [`MiscDevice::ioctl`] gets the call there, with `arg` converted by `compat_ptr()`.
+    #[cfg(CONFIG_COMPAT)]
     fn compat_ioctl(
         _device: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
         _file: &File,
@@ -182,8 +188,8 @@ impl<T: MiscDevice> MiscdeviceVTable<T> {
         _inode: *mut bindings::inode,
         raw_file: *mut bindings::file,
     ) -> c_int {
-        // SAFETY: The caller guarantees that `private_data` is the misc device, which is the
-        // first field of a `repr(C)` `MiscDeviceRegistration<T>`, registered and so alive while
+        // SAFETY: The caller guarantees that `private_data` is the misc device, which a
+        // `MiscDeviceRegistration<T>` wraps (`repr(transparent)`), registered and so alive while
         // it can be opened.
         let misc = unsafe { &*(*raw_file).private_data.cast::<MiscDeviceRegistration<T>>() };
         // SAFETY: The VFS keeps the file valid during the call.

@@ -110,6 +110,19 @@ impl Deref for MmWithUser {
 }
 
 impl Mm {
+    /// Creates a reference to an [`Mm`] from a valid pointer.
+    ///
+    /// # Safety
+    ///
+    /// The caller must ensure that `ptr` points at a valid `mm_struct` whose `mm_count` stays
+    /// non-zero for the lifetime `'a`.
+    #[inline]
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::mm_struct) -> &'a Mm {
+        // SAFETY: The caller guarantees that the pointer is valid for `'a`; `Mm` is
+        // `repr(transparent)` over `struct mm_struct`.
+        unsafe { &*ptr.cast() }
+    }
+
     /// Returns a raw pointer to the `mm_struct`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::mm_struct {

@@ -506,9 +506,11 @@ impl kernel::Module for RustBuildid {
         // Anyone may open the device: what each ioctl allows is checked per call.
         let options = MiscDeviceOptions {
             name: c_str!("buildid"),
-            mode: 0o444,
         };
-        let device = KBox::pin_init(MiscDeviceRegistration::register(options, &FOPS), GFP_KERNEL)?;
+        let device = KBox::pin_init(
+            MiscDeviceRegistration::register_with_fops(options, 0o444, &FOPS),
+            GFP_KERNEL,
+        )?;
         Ok(Self { _device: device })
     }
 }

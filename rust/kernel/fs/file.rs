@@ -104,8 +104,15 @@ unsafe impl AlwaysRefCounted for LocalFile {
 }
 
 /// The error of [`LocalFile::fget`]: no file is open at that descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct BadFdError;
+
+impl core::fmt::Debug for BadFdError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // What the error turns into.
+        f.pad("EBADF")
+    }
+}
 
 impl From<BadFdError> for Error {
     #[inline]

@@ -7,6 +7,8 @@
 use super::MmWithUser;
 use crate::{bindings, fs::file::File, types::Opaque};
 
+pub use bindings::vm_flags_t;
+
 /// A virtual memory area, looked at under the mmap lock (or the VMA's own read lock).
 ///
 /// # Invariants
@@ -50,7 +52,7 @@ impl VmaRef {
 
     /// The `VM_*` flags of the VMA.
     #[inline]
-    pub fn flags(&self) -> bindings::vm_flags_t {
+    pub fn flags(&self) -> vm_flags_t {
         // SAFETY: The VMA is valid by the type invariants, and its flags only change under the
         // mmap lock held for writing, which the held lock excludes.
         unsafe { (*self.as_ptr()).__bindgen_anon_2.vm_flags }
