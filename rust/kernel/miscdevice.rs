@@ -75,8 +75,8 @@ impl<T: MiscDevice> MiscDeviceFops<T> {
     }
 }
 
-/// A registered misc device: `/dev/<name>` exists from `register()` until the registration is
-/// dropped.
+/// A registered misc device: `/dev/<name>` exists from [`Self::register_with_fops`] until the
+/// registration is dropped.
 ///
 /// # Invariants
 ///

@@ -24,7 +24,7 @@ use virt::VmaRef;
 /// # Invariants
 ///
 /// The `mm_struct` is valid and its `mm_count` is non-zero for as long as the `Mm` is
-/// reachable: every `Mm` is reached through a reference taken with `mmgrab()`.
+/// reachable: someone holds an `mm_count` reference (taken with `mmgrab()`) meanwhile.
 #[repr(transparent)]
 pub struct Mm {
     mm: Opaque<bindings::mm_struct>,
