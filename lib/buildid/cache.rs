@@ -329,7 +329,9 @@ impl Table {
 /// The published table; null while the cache is off.
 static TABLE: AtomicPtr<Table> = AtomicPtr::new(ptr::null_mut());
 
-/// The number of entries, for the counters file.
+/// The number of entries in the published table, exactly: stored from [`Writer::entries`]
+/// under the writers' lock whenever the table changes. The counters file reads it, and
+/// [`forget`] relies on a 0 meaning that the table held no entry when it was stored.
 static ENTRIES: AtomicUsize = AtomicUsize::new(0);
 
 /// The number of writers inside the writers' lock; the KUnit suite checks that NMI lookups
@@ -412,6 +414,8 @@ const DEFAULT_MAX_ENTRIES: usize = 4096;
 
 /// State of the writers, who serialize on [`writer`]'s lock.
 struct Writer {
+    /// The number of entries in the table; every change of it is stored to [`ENTRIES`] before
+    /// the lock is dropped.
     entries: usize,
     /// How many of the entries say "no build ID".
     negatives: usize,
@@ -658,10 +662,11 @@ pub(crate) fn forget(key: usize, why: Stat) {
         }
     }
     // An entry that this must drop is counted in `ENTRIES`, as it is in the table: the fill of
-    // an inode being freed inserted it before the reference drop that frees the inode, and
-    // one of a file granted write access either inserted it before the fill's fence, which
-    // the fence above then follows, or drops it itself. So with no entry at all, as while
-    // nothing asks for build IDs, this is one load.
+    // an inode being freed inserted it before the reference drop that frees the inode; a fill
+    // of a file granted write access inserted it before its fence, and either that fence
+    // precedes the one above, so this load sees its count or a later exact one, or it follows
+    // it, and the fill sees the grant and drops the entry itself. So with no entry at all, as
+    // while nothing asks for build IDs, this is one load.
     if ENTRIES.load(Ordering::Relaxed) == 0 {
         return;
     }
