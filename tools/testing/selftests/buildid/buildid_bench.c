@@ -1290,11 +1290,17 @@ static void busy_process_rows(void)
 /* Costs of the cache outside lookups: its hooks in mmap, exec and inode eviction. */
 
 enum {
-	MMAP_CALLS = 2000, FIRST_MMAPS = 300, EXECS = 100, INODES = 2000, CACHED_INODES = 300,
+	MMAP_CALLS = 2000, FIRST_MMAPS = 300, EXECS = 20, INODES = 2000, CACHED_INODES = 300,
 	WRITE_OPENS = 2000, TRUNCATES = 2000, MAPPERS = 2
 };
 
-#define OVERHEAD_ROUNDS 15
+#define OVERHEAD_ROUNDS 41
+
+/*
+ * The sides of a round: the cache off, on, and off again, a control that
+ * shows how far two sides that run the same code differ.
+ */
+enum overhead_side { SIDE_OFF, SIDE_ON, SIDE_OFF_AGAIN, NR_SIDES };
 
 static void map_exec(const char *path)
 {
@@ -1386,34 +1392,43 @@ enum overhead {
 	TRUNCATE, NR_OVERHEADS
 };
 
-/* ns per operation with the cache off ([0]) and on ([1]) */
+/*
+ * ns per operation on each side; @paired: the median of the rounds' ratios
+ * of [SIDE_ON] and [SIDE_OFF_AGAIN] to [SIDE_OFF].
+ */
 static void measure_overheads(const char *lib, const char *copies, const char *copies2,
-			      const char *tmp, struct spread ns[NR_OVERHEADS][2],
-			      double paired[NR_OVERHEADS])
+			      const char *tmp, struct spread ns[NR_OVERHEADS][NR_SIDES],
+			      double paired[NR_OVERHEADS][NR_SIDES])
 {
 	static const unsigned int per[NR_OVERHEADS] = {
 		MMAP_CALLS, FIRST_MMAPS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES, WRITE_OPENS,
 		TRUNCATES,
 	};
-	uint64_t runs[NR_OVERHEADS][2][OVERHEAD_ROUNDS];
+	uint64_t runs[NR_OVERHEADS][NR_SIDES][OVERHEAD_ROUNDS];
 	char path[PATH_MAX + 32];
 	struct stat st;
-	unsigned int r, i, on, k;
+	unsigned int r, i, side, k;
 	uint64_t t0;
 
 	for (r = 0; r < OVERHEAD_ROUNDS; r++) {
-		for (k = 0; k < 2; k++) {
-			/* Either side first in turn: neither gets the warmer caches each round. */
-			on = k ^ (r & 1);
-			/* Off empties the cache: every copy is mapped for the first time again. */
-			cache_switch(on);
+		for (k = 0; k < NR_SIDES; k++) {
+			/* Each side first in turn: none gets the warmer caches each round. */
+			side = (k + r) % NR_SIDES;
+			/*
+			 * Off empties the cache: every copy is mapped for the first time
+			 * again.  Both off sides come from on, so that they differ in
+			 * nothing but their place in the round.
+			 */
+			if (side != SIDE_ON)
+				cache_switch(1);
+			cache_switch(side == SIDE_ON);
 			/* Let the switch's RCU callbacks and text patching settle first. */
 			usleep(200000);
 			t0 = now_ns();
 			for (i = 0; i < MMAP_CALLS; i++)
 				map_exec(lib);
 			t0 = now_ns() - t0;
-			runs[MMAP_HIT][on][r] = t0;
+			runs[MMAP_HIT][side][r] = t0;
 
 			t0 = now_ns();
 			for (i = 0; i < FIRST_MMAPS; i++) {
@@ -1421,25 +1436,25 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 				map_exec(path);
 			}
 			t0 = now_ns() - t0;
-			runs[MMAP_FIRST][on][r] = t0;
+			runs[MMAP_FIRST][side][r] = t0;
 
 			t0 = now_ns();
 			map_exec_parallel(copies2, FIRST_MMAPS);
-			runs[MMAP_FIRST_PARALLEL][on][r] = now_ns() - t0;
+			runs[MMAP_FIRST_PARALLEL][side][r] = now_ns() - t0;
 
 			t0 = now_ns();
 			for (i = 0; i < EXECS; i++)
 				run_true();
 			t0 = now_ns() - t0;
-			runs[EXEC][on][r] = t0;
+			runs[EXEC][side][r] = t0;
 
 			make_files(tmp, NULL, INODES, false);
 			t0 = unlink_files(tmp, INODES);
-			runs[EVICT_PLAIN][on][r] = t0;
+			runs[EVICT_PLAIN][side][r] = t0;
 
 			make_files(tmp, lib, CACHED_INODES, true);
 			t0 = unlink_files(tmp, CACHED_INODES);
-			runs[EVICT_CACHED][on][r] = t0;
+			runs[EVICT_CACHED][side][r] = t0;
 
 			/* Write access: the hook in do_dentry_open(). */
 			snprintf(path, sizeof(path), "%s/f0", copies);
@@ -1451,7 +1466,7 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 					die(path);
 				close(fd);
 			}
-			runs[OPEN_WRITE][on][r] = now_ns() - t0;
+			runs[OPEN_WRITE][side][r] = now_ns() - t0;
 
 			/* The hook in vfs_truncate(), to the same size. */
 			if (stat(path, &st))
@@ -1461,15 +1476,17 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 				if (truncate(path, st.st_size))
 					die(path);
 			}
-			runs[TRUNCATE][on][r] = now_ns() - t0;
+			runs[TRUNCATE][side][r] = now_ns() - t0;
 		}
 	}
 	cache_switch(1);
-	for (k = 0; k < NR_OVERHEADS; k++)
-		paired[k] = paired_ratio(runs[k][1], runs[k][0], OVERHEAD_ROUNDS);
-	for (k = 0; k < NR_OVERHEADS; k++)
-		for (on = 0; on < 2; on++)
-			ns[k][on] = spread_of(runs[k][on], OVERHEAD_ROUNDS, per[k]);
+	for (k = 0; k < NR_OVERHEADS; k++) {
+		for (side = 0; side < NR_SIDES; side++) {
+			paired[k][side] = paired_ratio(runs[k][side], runs[k][SIDE_OFF],
+						       OVERHEAD_ROUNDS);
+			ns[k][side] = spread_of(runs[k][side], OVERHEAD_ROUNDS, per[k]);
+		}
+	}
 }
 
 static void overhead_rows(void)
@@ -1485,8 +1502,8 @@ static void overhead_rows(void)
 		"truncate() of an ext4 file to its size",
 	};
 	char copies[PATH_MAX], copies2[PATH_MAX + 8], tmp[PATH_MAX];
-	struct spread ns[NR_OVERHEADS][2];
-	double paired[NR_OVERHEADS];
+	struct spread ns[NR_OVERHEADS][NR_SIDES];
+	double paired[NR_OVERHEADS][NR_SIDES];
 	const char *lib;
 	unsigned int k;
 
@@ -1504,29 +1521,37 @@ static void overhead_rows(void)
 		die(tmp);
 
 	printf("\n### The cache's hooks: mmap, exec, inode eviction and write access\n\n");
-	printf("Time per operation with the cache off and on, the minimum and the median of\n"
-	       "%d rounds, alternating, each side first in every other round (turning the\n"
-	       "cache off empties it; under TCG, timings of operations this long vary\n"
-	       "from run to run by more than the smaller differences here).  \"On, no consumer\": nothing asks for a build ID while\n"
-	       "the rows are timed; only the files of the cached-ID row were asked for\n"
-	       "before (a sleepable query each, outside the timing).  mmap(PROT_EXEC) and\n"
-	       "exec have no hook (the cache fills on demand only): their rows show that\n"
-	       "they pay nothing.  An inode's eviction looks it up and drops its entry,\n"
-	       "unless the cache is empty (then it reads the entry count only).  The\n"
-	       "library is the 16 KiB one on ext4, in the page cache; exec runs /bin/true\n"
-	       "from vng's /usr.  Write access (open for write, truncate) counts a grant\n"
-	       "only while a fill runs, and looks the inode up if the cache is not empty.\n"
-	       "The ratios are on / off of the minimum, of the median, and the median of\n"
-	       "the rounds' own ratios (on / off within each round, which cancels what\n"
-	       "slows a whole round down).\n\n",
+	printf("Time per operation with the cache off and on, the minimum and the median\n"
+	       "of %d rounds.  Each round runs three sides one after the other, in an\n"
+	       "order that rotates: the cache off, on, and off again.  Each off side turns\n"
+	       "the cache on and then off (which empties it), so that the two differ only\n"
+	       "in their place in the round.  \"On, no consumer\": nothing asks for a\n"
+	       "build ID while the rows are timed; only the files of the cached-ID row\n"
+	       "were asked for before (a sleepable query each, outside the\n"
+	       "timing).  mmap(PROT_EXEC) and exec have no hook (the cache fills on demand\n"
+	       "only): their rows show that they pay nothing.  An inode's eviction looks\n"
+	       "it up and drops its entry, unless the cache is empty (then it reads the\n"
+	       "entry count only).  The library is the 16 KiB one on ext4, in the page\n"
+	       "cache; exec runs /bin/true from vng's /usr.  Write access (open for write,\n"
+	       "truncate) counts a grant only while a fill runs, and looks the inode up if\n"
+	       "the cache is not empty.  The ratios are on / off of the minimum, of the\n"
+	       "median, and the median of the rounds' own ratios (on / off within each\n"
+	       "round, which cancels what slows a whole round down).  The control is the\n"
+	       "same three ratios of off again / off: two sides that run the same code\n"
+	       "differ by that much in this run, so an on / off ratio within the control's\n"
+	       "distance of 1.00 is no measured cost.\n\n",
 	       OVERHEAD_ROUNDS);
-	printf("| operation | off min ns | off median ns | on, no consumer, min ns | on, no consumer, median ns | on / off, min | on / off, median | on / off, median of the rounds |\n"
-	       "|---|---:|---:|---:|---:|---:|---:|---:|\n");
-	for (k = 0; k < NR_OVERHEADS; k++)
-		printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", what[k],
-		       ns[k][0].min, ns[k][0].median, ns[k][1].min, ns[k][1].median,
-		       ns[k][1].min / ns[k][0].min, ns[k][1].median / ns[k][0].median,
-		       paired[k]);
+	printf("| operation | off min ns | off median ns | on, no consumer, min ns | on, no consumer, median ns | on / off, min | on / off, median | on / off, median of the rounds | control, min | control, median | control, median of the rounds |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (k = 0; k < NR_OVERHEADS; k++) {
+		const struct spread *off = &ns[k][SIDE_OFF], *on = &ns[k][SIDE_ON];
+		const struct spread *again = &ns[k][SIDE_OFF_AGAIN];
+
+		printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+		       what[k], off->min, off->median, on->min, on->median, on->min / off->min,
+		       on->median / off->median, paired[k][SIDE_ON], again->min / off->min,
+		       again->median / off->median, paired[k][SIDE_OFF_AGAIN]);
+	}
 }
 
 /* Whether the command line asks for @section: no section named means all. */
