@@ -1547,8 +1547,9 @@ static void overhead_rows(void)
 		const struct spread *off = &ns[k][SIDE_OFF], *on = &ns[k][SIDE_ON];
 		const struct spread *again = &ns[k][SIDE_OFF_AGAIN];
 
-		printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
-		       what[k], off->min, off->median, on->min, on->median, on->min / off->min,
+		printf("| %s | %.0f | %.0f | %.0f | %.0f | ", what[k], off->min, off->median,
+		       on->min, on->median);
+		printf("%.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", on->min / off->min,
 		       on->median / off->median, paired[k][SIDE_ON], again->min / off->min,
 		       again->median / off->median, paired[k][SIDE_OFF_AGAIN]);
 	}
