@@ -42,7 +42,7 @@ TEST = "build_id"
 ADDED_SUBTEST = re.compile(r"^test_progs build_id/frames-")
 # Options of the Rust series and of its tests, which these trees lack.
 SERIES_OPTION = re.compile(r"RUST|BUILDID|SAMPLE|KUNIT")
-ADDED_COUNT = 8
+ADDED_COUNT = 9
 LOCKDEP_INVERSION = "possible circular locking dependency detected"
 RUN_TIMEOUT = 1200
 
