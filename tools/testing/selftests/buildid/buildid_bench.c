@@ -1294,7 +1294,8 @@ enum {
 	WRITE_OPENS = 2000, TRUNCATES = 2000, MAPPERS = 2
 };
 
-#define OVERHEAD_ROUNDS 41
+/* A multiple of 6: every order of the three sides runs as often. */
+#define OVERHEAD_ROUNDS 42
 
 /*
  * The sides of a round: the cache off, on, and off again, a control that
@@ -1404,6 +1405,11 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 		MMAP_CALLS, FIRST_MMAPS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES, WRITE_OPENS,
 		TRUNCATES,
 	};
+	static const unsigned int side_orders[6][NR_SIDES] = {
+		{ SIDE_OFF, SIDE_ON, SIDE_OFF_AGAIN }, { SIDE_ON, SIDE_OFF_AGAIN, SIDE_OFF },
+		{ SIDE_OFF_AGAIN, SIDE_OFF, SIDE_ON }, { SIDE_OFF, SIDE_OFF_AGAIN, SIDE_ON },
+		{ SIDE_OFF_AGAIN, SIDE_ON, SIDE_OFF }, { SIDE_ON, SIDE_OFF, SIDE_OFF_AGAIN },
+	};
 	uint64_t runs[NR_OVERHEADS][NR_SIDES][OVERHEAD_ROUNDS];
 	char path[PATH_MAX + 32];
 	struct stat st;
@@ -1412,8 +1418,11 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 
 	for (r = 0; r < OVERHEAD_ROUNDS; r++) {
 		for (k = 0; k < NR_SIDES; k++) {
-			/* Each side first in turn: none gets the warmer caches each round. */
-			side = (k + r) % NR_SIDES;
+			/*
+			 * The six orders of the sides in turn: each side runs first,
+			 * second and last, after each of the others, as often.
+			 */
+			side = side_orders[r % 6][k];
 			/*
 			 * Off empties the cache: every copy is mapped for the first time
 			 * again.  Both off sides come from on, so that they differ in
@@ -1480,13 +1489,14 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 		}
 	}
 	cache_switch(1);
-	for (k = 0; k < NR_OVERHEADS; k++) {
-		for (side = 0; side < NR_SIDES; side++) {
+	/* The rounds' own ratios first: spread_of() sorts the runs. */
+	for (k = 0; k < NR_OVERHEADS; k++)
+		for (side = 0; side < NR_SIDES; side++)
 			paired[k][side] = paired_ratio(runs[k][side], runs[k][SIDE_OFF],
 						       OVERHEAD_ROUNDS);
+	for (k = 0; k < NR_OVERHEADS; k++)
+		for (side = 0; side < NR_SIDES; side++)
 			ns[k][side] = spread_of(runs[k][side], OVERHEAD_ROUNDS, per[k]);
-		}
-	}
 }
 
 static void overhead_rows(void)
@@ -1522,12 +1532,12 @@ static void overhead_rows(void)
 
 	printf("\n### The cache's hooks: mmap, exec, inode eviction and write access\n\n");
 	printf("Time per operation with the cache off and on, the minimum and the median\n"
-	       "of %d rounds.  Each round runs three sides one after the other, in an\n"
-	       "order that rotates: the cache off, on, and off again.  Each off side turns\n"
-	       "the cache on and then off (which empties it), so that the two differ only\n"
-	       "in their place in the round.  \"On, no consumer\": nothing asks for a\n"
-	       "build ID while the rows are timed; only the files of the cached-ID row\n"
-	       "were asked for before (a sleepable query each, outside the\n"
+	       "of %d rounds.  Each round runs three sides one after the other: the cache\n"
+	       "off, on, and off again, in each of their six orders in turn.  Each off\n"
+	       "side turns the cache on and then off (which empties it), so that the two\n"
+	       "run the same code after the same switch.  \"On, no consumer\": nothing\n"
+	       "asks for a build ID while the rows are timed; only the files of the\n"
+	       "cached-ID row were asked for before (a sleepable query each, outside the\n"
 	       "timing).  mmap(PROT_EXEC) and exec have no hook (the cache fills on demand\n"
 	       "only): their rows show that they pay nothing.  An inode's eviction looks\n"
 	       "it up and drops its entry, unless the cache is empty (then it reads the\n"
