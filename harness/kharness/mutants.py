@@ -112,7 +112,7 @@ MUTANTS = (
            ["buildid_cache/buildid_cache_writable_not_cached"]),
     Mutant("vma_write_lock_ignored",
            "the lockless VMA read serves a VMA that a writer has write-locked",
-           "patches/0020-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
+           "patches/0018-mm-read-the-vma-that-maps-an-address-without-locking-it.patch",
            "+\tif (seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            "+\tif (0 && seq == raw_read_seqcount(&mm->mm_lock_seq))\n",
            ["buildid_cache/buildid_cache_vma_without_mmap_lock"]),

@@ -419,7 +419,11 @@ def recipients(patch, pristine):
     """
     proc = subprocess.run(["perl", "scripts/get_maintainer.pl", "--no-git", "--no-git-fallback",
                            "--no-keywords", os.path.abspath(patch)],
-                          cwd=pristine, capture_output=True, text=True)
+                          cwd=pristine, capture_output=True, text=True,
+                          # Perl randomizes its hash order, and with it the order of
+                          # recipients that tie: fixed so that a series is made the same way
+                          # every time.
+                          env=dict(os.environ, PERL_HASH_SEED="0", PERL_PERTURB_KEYS="0"))
     if proc.returncode != 0:
         raise HarnessError(f"get_maintainer.pl {os.path.basename(patch)}: {proc.stderr.strip()}")
     to, cc = [], []

@@ -32,6 +32,7 @@ use kernel::{
     error::{code::*, Result},
     ffi::{c_int, c_uchar, c_void},
     fs::file::File,
+    mm::virt::VmaRef,
 };
 
 /// Stores `id` as C does: 20 bytes, zero-padded, and the size if `size` is not NULL.
@@ -61,22 +62,19 @@ unsafe fn store(result: Result<BuildId>, build_id: *mut c_uchar, size: *mut u32)
 ///
 /// # Safety
 ///
-/// `vma` must point to a valid VMA whose `vm_file`, if any, stays referenced for the call
-/// (the caller holds the mmap lock or its own file reference); `build_id` and `size` as for
-/// [`store`].
+/// `vma` must point to a valid VMA whose lock (the mmap lock or its per-VMA lock) the caller
+/// holds for the call; `build_id` and `size` as for [`store`].
 unsafe fn parse_vma(
     vma: *mut bindings::vm_area_struct,
     build_id: *mut c_uchar,
     size: *mut u32,
     mode: Mode,
 ) -> c_int {
-    // SAFETY: The caller guarantees `vma` is valid.
-    let file = unsafe { (*vma).vm_file };
-    if file.is_null() {
+    // SAFETY: The caller guarantees that `vma` is valid and holds its lock for the call.
+    let vma = unsafe { VmaRef::from_raw(vma) };
+    let Some(file) = vma.vm_file() else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: `vm_file` of a valid VMA stays referenced while the VMA is, per the caller.
-    let file = unsafe { File::from_raw_file(file) };
+    };
     // SAFETY: Forwarded from the caller.
     unsafe { store(parse_file(file, mode), build_id, size) }
 }
@@ -87,8 +85,9 @@ unsafe fn parse_vma(
 ///
 /// # Safety
 ///
-/// `vma` must be a valid VMA whose file stays referenced during the call; `build_id` must be
-/// valid for writing `BUILD_ID_SIZE_MAX` bytes; `size` must be NULL or valid for writing.
+/// `vma` must be a valid VMA whose mmap lock or per-VMA lock the caller holds for the call;
+/// `build_id` must be valid for writing `BUILD_ID_SIZE_MAX` bytes; `size` must be NULL or valid
+/// for writing.
 #[no_mangle]
 pub unsafe extern "C" fn build_id_parse(
     vma: *mut bindings::vm_area_struct,

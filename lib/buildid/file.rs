@@ -18,7 +18,7 @@ use kernel::{
     bindings,
     error::{code::*, Error, Result},
     folio::FolioView,
-    fs::file::LocalFile,
+    fs::file::{fmode, LocalFile},
     page::PAGE_SHIFT,
 };
 
@@ -79,7 +79,7 @@ impl freader::PageCache for LocalFile {
 }
 
 /// Reads from `file` at `pos` as `lib/buildid.c` does, with `__kernel_read()`, which skips the
-/// position and permission checks of `kernel_read()` ([`LocalFile::kernel_read`]); may sleep.
+/// position and permission checks of `kernel_read()`; may sleep.
 fn kernel_read(file: &LocalFile, buf: &mut [u8], pos: i64) -> Result<usize> {
     let mut pos = pos;
     // SAFETY: `file` is a valid open file for the call, `buf` is valid for writing `buf.len()`
@@ -98,7 +98,7 @@ fn kernel_read(file: &LocalFile, buf: &mut [u8], pos: i64) -> Result<usize> {
 /// Whether `__kernel_read()` of `file` gets past its first checks: the file is open for reading
 /// and has a `read_iter` method.
 pub(crate) fn readable(file: &LocalFile) -> bool {
-    let readable = bindings::FMODE_READ | bindings::FMODE_CAN_READ;
+    let readable = fmode::FMODE_READ | fmode::FMODE_CAN_READ;
     file.mode() & readable == readable
 }
 

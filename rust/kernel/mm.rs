@@ -64,7 +64,9 @@ impl PtraceMode {
 /// An address space whose mappings stay in place: a reference on `mm_users`.
 ///
 /// Dropping the last `ARef<MmWithUser>` calls `mmput()`, which may sleep to tear the address
-/// space down: drop it only where sleeping is allowed, as C callers of `mmput()` do.
+/// space down: drop it only where sleeping is allowed, as C callers of `mmput()` do. As for them,
+/// the check is at run time: `mmput()`'s `might_sleep()` reports a drop in atomic context with
+/// `CONFIG_DEBUG_ATOMIC_SLEEP`.
 ///
 /// # Invariants
 ///

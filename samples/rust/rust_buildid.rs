@@ -32,7 +32,7 @@ use kernel::{
         BuildId, BUILD_ID_SIZE_MAX,
     },
     c_str,
-    fs::file::{File, LocalFile},
+    fs::file::{fmode, File, LocalFile},
     ioctl::_IOWR,
     miscdevice::{MiscDevice, MiscDeviceFops, MiscDeviceOptions, MiscDeviceRegistration},
     mm::{MmWithUser, PtraceMode},
@@ -208,7 +208,7 @@ fn parse_mode(flags: u32) -> Result<Mode> {
 /// The file at `fd` of the caller, if it is open for reading.
 fn readable_file(fd: i32) -> Result<ARef<LocalFile>> {
     let file = LocalFile::fget(u32::try_from(fd).map_err(|_| EBADF)?)?;
-    if file.mode() & bindings::FMODE_READ == 0 {
+    if file.mode() & fmode::FMODE_READ == 0 {
         return Err(EBADF);
     }
     Ok(file)

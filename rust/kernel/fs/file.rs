@@ -12,6 +12,17 @@ use crate::{
 };
 use core::ptr::{addr_of, read_volatile, NonNull};
 
+/// The `FMODE_*` bits of [`LocalFile::mode`].
+pub mod fmode {
+    use crate::bindings;
+
+    /// The file is open for reading.
+    pub const FMODE_READ: u32 = bindings::FMODE_READ;
+
+    /// The file has a method that reads it (`read` or `read_iter`).
+    pub const FMODE_CAN_READ: u32 = bindings::FMODE_CAN_READ;
+}
+
 /// An open file that may be shared between threads.
 ///
 /// Every method is on [`LocalFile`], which this dereferences to. A `File` may be sent to
@@ -204,7 +215,7 @@ impl LocalFile {
         Some(unsafe { Inode::from_raw(inode) })
     }
 
-    /// The `FMODE_*` flags the file was opened with.
+    /// The `FMODE_*` flags the file was opened with (see [`fmode`]).
     #[inline]
     pub fn mode(&self) -> u32 {
         // SAFETY: The file is valid; `f_mode` is only changed at open time.

@@ -4,10 +4,7 @@
 //!
 //! C header: [`include/linux/mm_types.h`](srctree/include/linux/mm_types.h)
 
-use super::MmWithUser;
 use crate::{bindings, fs::file::File, types::Opaque};
-
-pub use bindings::vm_flags_t;
 
 /// A virtual memory area, looked at under the mmap lock (or the VMA's own read lock).
 ///
@@ -38,24 +35,6 @@ impl VmaRef {
     #[inline]
     pub fn as_ptr(&self) -> *mut bindings::vm_area_struct {
         self.vma.get()
-    }
-
-    /// The address space the VMA belongs to.
-    #[inline]
-    pub fn mm(&self) -> &MmWithUser {
-        // SAFETY: The VMA is valid by the type invariants, and `vm_mm` is set when it is created.
-        let mm = unsafe { (*self.as_ptr()).vm_mm };
-        // SAFETY: The lock held by the type invariants keeps the address space's mappings, and so
-        // its `mm_users`, from going away while `self` is borrowed.
-        unsafe { MmWithUser::from_raw(mm) }
-    }
-
-    /// The `VM_*` flags of the VMA.
-    #[inline]
-    pub fn flags(&self) -> vm_flags_t {
-        // SAFETY: The VMA is valid by the type invariants, and its flags only change under the
-        // mmap lock held for writing, which the held lock excludes.
-        unsafe { (*self.as_ptr()).__bindgen_anon_2.vm_flags }
     }
 
     /// The first address of the VMA.
