@@ -14,6 +14,7 @@
  * all of them if none is named.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1294,7 +1295,7 @@ enum {
 	WRITE_OPENS = 2000, TRUNCATES = 2000, MAPPERS = 2
 };
 
-/* A multiple of 6: every order of the three sides runs as often. */
+/* A multiple of the six orders of the three sides (measure_overheads()). */
 #define OVERHEAD_ROUNDS 42
 
 /*
@@ -1405,11 +1406,13 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 		MMAP_CALLS, FIRST_MMAPS, FIRST_MMAPS, EXECS, INODES, CACHED_INODES, WRITE_OPENS,
 		TRUNCATES,
 	};
-	static const unsigned int side_orders[6][NR_SIDES] = {
+	static const unsigned int side_orders[][NR_SIDES] = {
 		{ SIDE_OFF, SIDE_ON, SIDE_OFF_AGAIN }, { SIDE_ON, SIDE_OFF_AGAIN, SIDE_OFF },
 		{ SIDE_OFF_AGAIN, SIDE_OFF, SIDE_ON }, { SIDE_OFF, SIDE_OFF_AGAIN, SIDE_ON },
 		{ SIDE_OFF_AGAIN, SIDE_ON, SIDE_OFF }, { SIDE_ON, SIDE_OFF, SIDE_OFF_AGAIN },
 	};
+	static_assert(OVERHEAD_ROUNDS % ARRAY_SIZE(side_orders) == 0,
+		      "every order of the sides runs as often");
 	uint64_t runs[NR_OVERHEADS][NR_SIDES][OVERHEAD_ROUNDS];
 	char path[PATH_MAX + 32];
 	struct stat st;
@@ -1422,7 +1425,7 @@ static void measure_overheads(const char *lib, const char *copies, const char *c
 			 * The six orders of the sides in turn: each side runs first,
 			 * second and last, after each of the others, as often.
 			 */
-			side = side_orders[r % 6][k];
+			side = side_orders[r % ARRAY_SIZE(side_orders)][k];
 			/*
 			 * Off empties the cache: every copy is mapped for the first time
 			 * again.  Both off sides come from on, so that they differ in
