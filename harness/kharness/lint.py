@@ -31,6 +31,7 @@ CHECKPATCH_EXCEPTIONS = {
     # A BPF program declares the kfuncs it calls as __ksym externs, as the
     # other programs of selftests/bpf do.
     "tools/testing/selftests/bpf/progs/verifier_vma_build_id.c": ["AVOID_EXTERNS"],
+    "tools/testing/selftests/bpf/progs/vma_build_id.c": ["AVOID_EXTERNS"],
     # lib/buildid.c's code, moved unchanged: the linker script's notes
     # symbols, declared in the one function that uses them.
     "lib/buildid_vmlinux.c": ["AVOID_EXTERNS"],

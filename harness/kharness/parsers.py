@@ -159,9 +159,10 @@ def kunit_verdict(boot, expected=None):
 KSELFTEST_TARGETS = ["proc"]
 
 # The BPF selftests (test_progs) that exercise the build ID code: upstream's,
-# and the series' verifier_vma_build_id (selftests/bpf, bpf-next series).
+# and the series' verifier_vma_build_id and vma_build_id (selftests/bpf,
+# bpf-next series).
 BPF_SELFTESTS = ("build_id", "stacktrace_build_id", "stacktrace_build_id_nmi",
-                 "verifier_vma_build_id")
+                 "verifier_vma_build_id", "vma_build_id")
 # The stacktrace_build_id_nmi test needs a hardware PMU, which TCG lacks:
 # it may skip, and only when the guest has none.
 BPF_SELFTEST_NEED_PMU = {"stacktrace_build_id_nmi"}

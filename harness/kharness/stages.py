@@ -102,7 +102,7 @@ def build_kselftests(kernel):
 # suite needs tools/testing/selftests/bpf/config in the kernel and rebuilds
 # its ~900 BPF objects whenever vmlinux changes.
 BPF_SELFTEST_PROGS = ("test_build_id.c", "test_stacktrace_build_id.c",
-                      "verifier_vma_build_id.c",
+                      "verifier_vma_build_id.c", "vma_build_id.c",
                       "btf_data.c")  # btf_data: resolve_btfids runs on test_progs with it
 BPF_SELFTEST_HELPERS = ("urandom_read", "liburandom_read.so", "uprobe_multi")
 
