@@ -152,7 +152,7 @@ static void *read_file(const char *path, size_t *size)
 	return data;
 }
 
-static void test_elf(struct vma_build_id *skel, void *elf, size_t size)
+static void test_elf(struct vma_build_id *skel, const void *elf, size_t size)
 {
 	unsigned char want_id[BPF_BUILD_ID_SIZE];
 	int want;
