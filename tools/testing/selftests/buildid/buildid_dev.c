@@ -1453,7 +1453,8 @@ static void negative_positions_on(struct __test_metadata *_metadata, int dev,
 			free(img);
 			ASSERT_EQ(0, err);
 			/* Written back, so that reads go to the file system. */
-			ASSERT_TRUE(evict_file(path, 0));
+			ASSERT_TRUE(evict_file(path, 0))
+				TH_LOG("page 0 of %s stayed in the page cache", path);
 			err = negative_entry_run(dev, path, entry, 20);
 			EXPECT_EQ(0, err) TH_LOG("%s at a negative position, %s: %s %d",
 						 variants[v], negative_entry_names[entry],
