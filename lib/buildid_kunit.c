@@ -615,4 +615,5 @@ kunit_test_suites(&buildid_buf_suite, &buildid_file_suite, &buildid_secretmem_su
 
 MODULE_DESCRIPTION("KUnit tests of the Rust build ID parser against the C reference");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(BUILDID_C_REFERENCE);
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

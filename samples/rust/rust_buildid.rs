@@ -50,6 +50,8 @@ module! {
     author: "Rust for Linux Contributors",
     description: "Rust build ID sample: /dev/buildid",
     license: "GPL",
+    // The C reference and the exports of the benchmarks (lib/buildid_ref.c).
+    imports_ns: ["BUILDID_C_REFERENCE"],
 }
 
 const FLAG_SLEEPABLE: u32 = uapi::BUILDID_SLEEPABLE;
