@@ -68,7 +68,9 @@ int64_t file_offset_of(const void *addr);
 
 /*
  * Page out every mapping of @path in this process and drop its clean pages
- * from the page cache; true if the page at file offset @off is gone.
+ * from the page cache; true if the page at file offset @off is gone.  Tries
+ * again for about 200 ms before it returns false: a page that cannot go
+ * (tmpfs, running code) costs the caller that long.
  */
 bool evict_file(const char *path, uint64_t off);
 /*
