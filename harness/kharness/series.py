@@ -409,6 +409,28 @@ def generate(series, pristine, out_dir, repo=REPO, mail=False):
     return covers, patches, all_states[-1]
 
 
+def patch_id(path):
+    """The stable patch ID of a format-patch file, as prerequisite-patch-id: names it."""
+    with open(path, "rb") as f:
+        out = git(["patch-id", "--stable"], os.path.dirname(path), input=f.read()).split()
+    if not out:
+        raise HarnessError(f"git patch-id found no diff in {path}")
+    return out[0].decode()
+
+
+def add_base_info(covers, patches, parts, base_commit):
+    """End each cover letter as git format-patch --base would: the base commit, and the
+    patch IDs of every patch of the series before it, on which this one applies."""
+    prerequisites, done = [], 0
+    for cover, part in zip(covers, parts):
+        lines = [f"base-commit: {base_commit}"]
+        lines += [f"prerequisite-patch-id: {i}" for i in prerequisites]
+        with open(cover, "a") as f:
+            f.write("\n" + "\n".join(lines) + "\n")
+        prerequisites += [patch_id(p) for p in patches[done:done + part.count]]
+        done += part.count
+
+
 def recipients(patch, pristine):
     """(to, cc): what scripts/get_maintainer.pl of the pristine tree says of a patch.
 

@@ -37,6 +37,11 @@ def generate(out_dir=SERIES_OUT, repo=REPO):
     source.ensure_pristine()
     entries = series.load(repo, project_files(repo))
     covers, patches, _final = series.generate(entries, source.pristine, out_dir, repo, mail=True)
+    # The base is the commit that pristine_repository() makes of the extracted tarball,
+    # with a fixed author and date: anyone with the same tarball makes the same commit.
+    base = series.git(["rev-parse", "pristine"], CACHE,
+                      {"GIT_DIR": pristine_repository(source)}, text=True).strip()
+    series.add_base_info(covers, patches, entries.parts, base)
     return covers, patches, entries, source
 
 

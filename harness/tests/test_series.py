@@ -137,6 +137,39 @@ class SeriesTest(unittest.TestCase):
             self.load()
         self.assertIn("patches before the first 'Series:' line", str(cm.exception))
 
+    def test_cover_letters_name_their_base_as_format_patch_base_does(self):
+        self.manifest(["Series: fixes cover-letter-fixes PATCH lib", "0001-lib-add.patch",
+                       "\tlib/rust.rs", "Series: more cover-letter RFC PATCH lib-next",
+                       "0002-lib-more.patch"])
+        write(os.path.join(self.repo, "patches/cover-letter-fixes"), "lib: fixes\n\nFirst.\n")
+        out = os.path.join(self.tmp.name, "out")
+        entries = self.load()
+        covers, patches, _final = series.generate(entries, self.pristine, out, self.repo)
+        # What git format-patch --base writes for the second series, on a repository of
+        # the pristine tree with the first series applied.
+        work = os.path.join(self.tmp.name, "base")
+        subprocess.run(["cp", "-a", self.pristine, work], check=True)
+        env = {"PATH": os.environ["PATH"], "HOME": self.tmp.name, "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@y", "GIT_COMMITTER_NAME": "x",
+               "GIT_COMMITTER_EMAIL": "x@y"}
+
+        def git(*args):
+            return subprocess.run(["git"] + list(args), cwd=work, env=env, check=True,
+                                  capture_output=True, text=True).stdout
+
+        git("init", "-q")
+        git("add", "-A")
+        git("commit", "-q", "-m", "pristine")
+        base = git("rev-parse", "HEAD").strip()
+        git("am", "-q", *patches)
+        git("format-patch", "-q", "--cover-letter", f"--base={base}", "-o", "fp", "HEAD~1")
+        with open(os.path.join(work, "fp", "0000-cover-letter.patch")) as f:
+            want = f.read().split("\n-- \n")[0].rstrip().split("\n\n")[-1]
+        self.assertIn("prerequisite-patch-id: ", want)
+        series.add_base_info(covers, patches, entries.parts, base)
+        self.assertTrue(read(covers[0]).endswith(f"\n\nbase-commit: {base}\n"))
+        self.assertTrue(read(covers[1]).endswith(f"\n\n{want}\n"), read(covers[1]))
+
     def test_file_in_no_commit_is_refused(self):
         with self.assertRaises(HarnessError) as cm:
             series.load(self.repo, ["lib/rust.rs", "lib/orphan.c"])
